@@ -1,0 +1,227 @@
+//! The config file and the settings resolved from it: command line over file over defaults.
+//!
+//! The file is TOML in the platform's config directory (`~/.config/gpulse/config.toml` on Linux),
+//! or the path given by `--config` / `GPULSE_CONFIG`. A file that exists but is invalid is an error
+//! that names the key, the value and what is valid, before any screen opens.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::sim::{Scenario, SimConfig};
+use crate::backend::BackendKind;
+use crate::cli::{ColorChoice, GlobalArgs};
+use crate::detector::DetectorConfig;
+use crate::engine::EngineConfig;
+
+/// What the config file may hold. Unknown keys are errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Sampling interval, e.g. "250ms".
+    pub interval: Option<String>,
+    /// History kept, e.g. "10m".
+    pub retention: Option<String>,
+    /// Chart window at start, e.g. "60s".
+    pub window: Option<String>,
+    pub backend: Option<BackendKind>,
+    pub color: Option<ColorChoice>,
+    /// Only these GPU indices are shown (all when absent).
+    pub gpus: Option<Vec<u32>>,
+    pub detector: Option<DetectorConfig>,
+}
+
+/// A problem with the config file, naming the file, the key and what is valid.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file '{path}': {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config file '{path}': {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid config file '{path}': key '{key}' = '{value}': {valid}")]
+    Value {
+        path: PathBuf,
+        key: String,
+        value: String,
+        valid: String,
+    },
+}
+
+/// Everything the commands need, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub backend: BackendKind,
+    pub sim: SimConfig,
+    pub engine: EngineConfig,
+    /// Chart window at start, seconds.
+    pub window_s: f64,
+    pub color: ColorChoice,
+    /// GPU indices to show (all when `None`).
+    pub gpu_filter: Option<Vec<u32>>,
+    /// The config file that was read, if any.
+    pub config_path: Option<PathBuf>,
+}
+
+/// The default config file location (`~/.config/gpulse/config.toml` on Linux).
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "gpulse").map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Read and validate a config file.
+pub fn load_file(path: &Path) -> Result<ConfigFile, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string().trim().replace('\n', " "),
+    })?;
+    validate(&file, path)?;
+    Ok(file)
+}
+
+fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
+    let bad = |key: &str, value: &str, valid: &str| ConfigError::Value {
+        path: path.to_path_buf(),
+        key: key.to_string(),
+        value: value.to_string(),
+        valid: valid.to_string(),
+    };
+    if let Some(v) = &file.interval {
+        crate::cli::parse_interval(v).map_err(|e| bad("interval", v, &e))?;
+    }
+    if let Some(v) = &file.retention {
+        crate::cli::parse_duration(v).map_err(|e| bad("retention", v, &e))?;
+    }
+    if let Some(v) = &file.window {
+        crate::cli::parse_duration(v).map_err(|e| bad("window", v, &e))?;
+    }
+    if let Some(d) = &file.detector {
+        if !(5.0..=3600.0).contains(&d.window_s) {
+            return Err(bad(
+                "detector.window_s",
+                &d.window_s.to_string(),
+                "use 5 to 3600 seconds",
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Settings {
+    /// Resolve settings: command line over file over defaults.
+    pub fn resolve(args: &GlobalArgs, demo: bool) -> Result<Settings, ConfigError> {
+        let (file, config_path) = match &args.config {
+            Some(p) => (load_file(p)?, Some(p.clone())),
+            None => match default_path().filter(|p| p.exists()) {
+                Some(p) => (load_file(&p)?, Some(p)),
+                None => (ConfigFile::default(), None),
+            },
+        };
+        let from_file = |v: &Option<String>, parse: fn(&str) -> Result<f64, String>| {
+            v.as_deref().and_then(|s| parse(s).ok())
+        };
+        let interval = args
+            .interval
+            .or_else(|| from_file(&file.interval, crate::cli::parse_interval))
+            .unwrap_or(0.25);
+        let retention = args
+            .retention
+            .or_else(|| from_file(&file.retention, crate::cli::parse_duration))
+            .unwrap_or(600.0)
+            .max(interval * 4.0);
+        let window = args
+            .window
+            .or_else(|| from_file(&file.window, crate::cli::parse_duration))
+            .unwrap_or(60.0)
+            .min(retention);
+        let backend = if demo {
+            BackendKind::Sim
+        } else {
+            args.backend.or(file.backend).unwrap_or(BackendKind::Auto)
+        };
+        let color = match args.color.or(file.color).unwrap_or(ColorChoice::Auto) {
+            ColorChoice::Auto if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) => {
+                ColorChoice::Never
+            }
+            c => c,
+        };
+        Ok(Settings {
+            backend,
+            sim: SimConfig {
+                scenario: args.scenario.unwrap_or(Scenario::Mixed),
+                gpus: args.gpus.unwrap_or(4),
+                seed: args.seed.unwrap_or(1),
+                start: None,
+                hostname: None,
+            },
+            engine: EngineConfig {
+                interval_s: interval,
+                retention_s: retention,
+                detector: file.detector.clone().unwrap_or_default(),
+            },
+            window_s: window,
+            color,
+            gpu_filter: file.gpus.clone(),
+            config_path,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(body: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("config.toml");
+        std::fs::write(&p, body).expect("write");
+        (dir, p)
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_naming_it() {
+        let (_d, p) = write("intervall = \"1s\"\n");
+        let e = load_file(&p).expect_err("unknown key").to_string();
+        assert!(e.contains("intervall"), "{e}");
+        assert!(e.contains("config.toml"), "{e}");
+    }
+
+    #[test]
+    fn bad_value_names_key_value_and_what_is_valid() {
+        let (_d, p) = write("interval = \"20ms\"\n");
+        let e = load_file(&p).expect_err("bad value").to_string();
+        assert!(
+            e.contains("'interval'") && e.contains("'20ms'") && e.contains("100ms to 10s"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn command_line_over_file_over_default() {
+        let (_d, p) = write("interval = \"1s\"\nretention = \"5m\"\n");
+        let mut args = GlobalArgs {
+            backend: None,
+            scenario: None,
+            gpus: None,
+            seed: None,
+            interval: None,
+            retention: None,
+            window: None,
+            config: Some(p),
+            color: Some(ColorChoice::Never),
+        };
+        let s = Settings::resolve(&args, false).expect("valid");
+        assert_eq!(s.engine.interval_s, 1.0);
+        assert_eq!(s.engine.retention_s, 300.0);
+        assert_eq!(s.window_s, 60.0);
+        args.interval = Some(0.5);
+        let s = Settings::resolve(&args, true).expect("valid");
+        assert_eq!(s.engine.interval_s, 0.5);
+        assert_eq!(s.backend, BackendKind::Sim);
+    }
+}

@@ -1,0 +1,322 @@
+//! Backend samples in, immutable snapshots out.
+//!
+//! The engine is the one writer of history: it appends each sample to every GPU's ring buffers,
+//! runs the detector, and builds an [`Snapshot`] that every front end reads. A snapshot shares the
+//! full chunks of history with the engine, so publishing one every tick copies almost nothing.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::detector::{Detector, DetectorConfig, FindingEvent};
+use crate::history::{GpuHistory, TickMetrics};
+use crate::model::{
+    DeviceInfo, Finding, FindingKind, GpuProcess, GpuStatus, HostReading, Metrics, Sample,
+    SystemInfo, UnixTime,
+};
+
+/// How the engine keeps history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    /// Seconds between ticks.
+    pub interval_s: f64,
+    /// Seconds of history kept.
+    pub retention_s: f64,
+    pub detector: DetectorConfig,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            interval_s: 0.25,
+            retention_s: 600.0,
+            detector: DetectorConfig::default(),
+        }
+    }
+}
+
+/// One GPU as the front ends see it.
+#[derive(Debug, Clone)]
+pub struct GpuSnapshot {
+    pub info: DeviceInfo,
+    /// This tick's sampling state.
+    pub status: GpuStatus,
+    /// When the GPU last answered.
+    pub last_ok: Option<UnixTime>,
+    /// The latest readings this GPU gave (kept while it is stale, so the panel can show their age).
+    pub current: Metrics,
+    pub processes: Vec<GpuProcess>,
+    pub history: GpuHistory,
+    /// The detector's current verdict.
+    pub verdict: FindingKind,
+    /// Active findings on this GPU.
+    pub findings: Vec<Finding>,
+}
+
+impl GpuSnapshot {
+    /// Seconds since the GPU last answered, at `now`.
+    pub fn age(&self, now: UnixTime) -> Option<f64> {
+        self.last_ok.map(|t| (now - t).max(0.0))
+    }
+}
+
+/// The monitor's own health.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct MonitorStats {
+    pub samples_total: u64,
+    /// GPU readings that failed (stale, lost or errors) since start.
+    pub errors_total: u64,
+    pub sample_duration_s: Option<f64>,
+    pub interval_s: f64,
+}
+
+/// Everything a front end draws or writes, at one instant.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Time of the newest sample (0 before the first).
+    pub t: UnixTime,
+    /// Increases by one with every sample ingested.
+    pub seq: u64,
+    pub system: Arc<SystemInfo>,
+    pub host: HostReading,
+    pub gpus: Vec<GpuSnapshot>,
+    /// Findings that ended, newest last (bounded).
+    pub recent_findings: Vec<Finding>,
+    pub stats: MonitorStats,
+    /// The newest sample as read (for recorders and streams).
+    pub sample: Option<Arc<Sample>>,
+}
+
+impl Snapshot {
+    /// All active findings across GPUs.
+    pub fn active_findings(&self) -> impl Iterator<Item = &Finding> {
+        self.gpus.iter().flat_map(|g| g.findings.iter())
+    }
+}
+
+const RECENT_FINDINGS: usize = 64;
+
+/// Owns history and the detector.
+pub struct Engine {
+    system: Arc<SystemInfo>,
+    config: EngineConfig,
+    gpus: Vec<GpuSnapshot>,
+    detector: Detector,
+    host: HostReading,
+    recent_findings: Vec<Finding>,
+    stats: MonitorStats,
+    t: UnixTime,
+    seq: u64,
+    last_sample: Option<Arc<Sample>>,
+}
+
+impl Engine {
+    pub fn new(system: SystemInfo, config: EngineConfig) -> Self {
+        let gpus = system
+            .devices
+            .iter()
+            .map(|d| GpuSnapshot {
+                info: d.clone(),
+                status: GpuStatus::Stale { since: 0.0 },
+                last_ok: None,
+                current: Metrics::default(),
+                processes: Vec::new(),
+                history: GpuHistory::new(config.retention_s, config.interval_s),
+                verdict: FindingKind::Idle,
+                findings: Vec::new(),
+            })
+            .collect();
+        let detector = Detector::new(config.detector.clone(), &system);
+        Engine {
+            stats: MonitorStats {
+                interval_s: config.interval_s,
+                ..Default::default()
+            },
+            system: Arc::new(system),
+            config,
+            gpus,
+            detector,
+            host: HostReading::default(),
+            recent_findings: Vec::new(),
+            t: 0.0,
+            seq: 0,
+            last_sample: None,
+        }
+    }
+
+    pub fn system(&self) -> &Arc<SystemInfo> {
+        &self.system
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub fn detector(&self) -> &Detector {
+        &self.detector
+    }
+
+    /// Append one sample, run the detector, and return the events it raised or cleared.
+    pub fn ingest(&mut self, sample: Sample) -> Vec<FindingEvent> {
+        self.t = sample.t;
+        self.seq += 1;
+        self.stats.samples_total += 1;
+        self.stats.sample_duration_s = sample.sample_duration_s;
+        self.host = sample.host;
+        for reading in &sample.gpus {
+            let Some(g) = self.gpus.iter_mut().find(|g| g.info.index == reading.index) else {
+                continue;
+            };
+            let ok = reading.status == GpuStatus::Ok;
+            if !ok {
+                self.stats.errors_total += 1;
+            }
+            g.history.ticks.push(TickMetrics {
+                t: sample.t,
+                ok,
+                metrics: reading.metrics,
+            });
+            let last_window = g.history.util.last().map(|w| w.t);
+            for w in &reading.util_windows {
+                // The merger already drops repeats; stay monotonic whatever a source sends.
+                if last_window.is_none_or(|lt| w.t > lt) {
+                    g.history.util.push(*w);
+                }
+            }
+            g.status = reading.status.clone();
+            if ok {
+                g.last_ok = Some(sample.t);
+                g.current = reading.metrics;
+                g.processes = reading.processes.clone();
+            } else if let GpuStatus::Lost { .. } = reading.status {
+                g.processes.clear();
+            }
+        }
+        let histories: Vec<GpuHistory> = self.gpus.iter().map(|g| g.history.clone()).collect();
+        let events = self.detector.update(sample.t, &histories);
+        for ev in &events {
+            match ev {
+                FindingEvent::Raised(f) => tracing::warn!(
+                    target: "gpulse::events",
+                    "GPU {} {}: {} → {}",
+                    f.gpu,
+                    f.kind.title(),
+                    f.summary,
+                    f.advice
+                ),
+                FindingEvent::Cleared(f) => {
+                    tracing::info!(target: "gpulse::events", "GPU {} {} cleared", f.gpu, f.kind.title());
+                    self.recent_findings.push(f.clone());
+                    if self.recent_findings.len() > RECENT_FINDINGS {
+                        self.recent_findings.remove(0);
+                    }
+                }
+            }
+        }
+        for (pos, g) in self.gpus.iter_mut().enumerate() {
+            g.verdict = self.detector.verdict(pos);
+            g.findings = self
+                .detector
+                .active()
+                .iter()
+                .filter(|f| f.gpu == g.info.index)
+                .cloned()
+                .collect();
+        }
+        self.last_sample = Some(Arc::new(sample));
+        events
+    }
+
+    /// An immutable view of the current state.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::new(Snapshot {
+            t: self.t,
+            seq: self.seq,
+            system: self.system.clone(),
+            host: self.host,
+            gpus: self.gpus.clone(),
+            recent_findings: self.recent_findings.clone(),
+            stats: self.stats,
+            sample: self.last_sample.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::sim::{SimBackend, SimConfig};
+    use crate::backend::DeviceSampler;
+    use crate::model::GpuReading;
+
+    fn sim_run(seconds: f64) -> Engine {
+        let cfg = SimConfig {
+            gpus: 2,
+            start: Some(1000.0),
+            hostname: Some("h".into()),
+            ..Default::default()
+        };
+        let system = SimBackend::new(cfg.clone()).system().clone();
+        let mut devs = SimBackend::devices_for(&cfg);
+        let mut engine = Engine::new(system, EngineConfig::default());
+        let mut t = 1000.0;
+        while t < 1000.0 + seconds {
+            t += 0.25;
+            let gpus: Vec<GpuReading> = devs
+                .iter_mut()
+                .map(|d| d.sample(t).expect("sim never fails"))
+                .collect();
+            engine.ingest(Sample {
+                t,
+                gpus,
+                ..Default::default()
+            });
+        }
+        engine
+    }
+
+    use crate::backend::Backend;
+
+    #[test]
+    fn history_holds_every_tick_and_every_driver_window() {
+        let e = sim_run(30.0);
+        let s = e.snapshot();
+        assert_eq!(s.seq, 120);
+        let g = &s.gpus[0];
+        assert_eq!(g.history.ticks.len(), 120);
+        // 30 s of 200 ms windows.
+        assert!(
+            (148..=151).contains(&g.history.util.len()),
+            "{}",
+            g.history.util.len()
+        );
+        assert_eq!(g.status, GpuStatus::Ok);
+        assert_eq!(g.last_ok, Some(s.t));
+    }
+
+    #[test]
+    fn a_stale_tick_keeps_the_last_readings_and_records_a_gap() {
+        let mut e = sim_run(2.0);
+        let before = e.snapshot().gpus[1].current;
+        let t = e.snapshot().t + 0.25;
+        e.ingest(Sample {
+            t,
+            gpus: vec![
+                GpuReading {
+                    index: 0,
+                    ..Default::default()
+                },
+                GpuReading::empty(1, GpuStatus::Stale { since: t - 0.25 }),
+            ],
+            ..Default::default()
+        });
+        let s = e.snapshot();
+        assert_eq!(s.gpus[1].current, before);
+        assert!(matches!(s.gpus[1].status, GpuStatus::Stale { .. }));
+        let last = s.gpus[1].history.ticks.last().expect("a tick");
+        assert!(!last.ok);
+        assert_eq!(last.metrics.util_gpu, None);
+        assert_eq!(s.stats.errors_total, 1);
+        assert!((s.gpus[1].age(t).expect("answered once") - 0.25).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,16 @@
+//! gpulse: a GPU dashboard that tells you why the GPU is not busier.
+//!
+//! Data flows one way: backend → sampler → engine (history + detector) → snapshot → front ends.
+
+pub mod backend;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod detector;
+pub mod engine;
+pub mod history;
+pub mod host;
+pub mod live;
+pub mod model;
+pub mod sampler;
+pub mod tui;
