@@ -201,6 +201,26 @@ pub struct GpuProcess {
     /// False when the PID could not be found on this host (e.g. inside a container).
     #[serde(default = "default_true")]
     pub resolved: bool,
+    /// Host processes started by this one (DataLoader workers are children of the training process).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<HostProcess>,
+}
+
+/// A host process without a GPU context of its own (e.g. a DataLoader worker).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct HostProcess {
+    pub pid: u32,
+    #[serde(default)]
+    pub ppid: Option<u32>,
+    #[serde(default)]
+    pub cpu_percent: Option<f64>,
+    /// Kernel state letter: `R` running, `S` sleeping, `D` waiting on disk, ...
+    #[serde(default)]
+    pub state: Option<char>,
+    #[serde(default)]
+    pub rss_bytes: Option<u64>,
+    #[serde(default)]
+    pub command: Option<String>,
 }
 
 fn default_true() -> bool {

@@ -411,6 +411,7 @@ impl SimDevice {
                 running_s: Some(rel + 600.0),
                 command: Some(format!("python train.py --job {}", self.job.kind.as_str())),
                 resolved: true,
+                children: Vec::new(),
             }]
         };
 
