@@ -6,6 +6,7 @@
 //! [`SampleSource`] and are fed through the same engine.
 
 pub mod nvml;
+pub mod rocm;
 pub mod sim;
 
 use std::fmt;
@@ -55,12 +56,14 @@ pub trait SampleSource {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
-    /// NVML if an NVIDIA driver answers.
+    /// NVML if an NVIDIA driver answers, else AMD GPUs if sysfs shows any.
     Auto,
     /// NVIDIA's management library (libnvidia-ml.so.1), loaded at run time.
     Nvml,
     /// Simulated GPUs running named scenarios (no GPU needed).
     Sim,
+    /// AMD GPUs: amdgpu sysfs every tick, rocm-smi (or amd-smi) every 2 s.
+    Rocm,
 }
 
 impl fmt::Display for BackendKind {
@@ -69,6 +72,7 @@ impl fmt::Display for BackendKind {
             BackendKind::Auto => "auto",
             BackendKind::Nvml => "nvml",
             BackendKind::Sim => "sim",
+            BackendKind::Rocm => "rocm",
         })
     }
 }
@@ -92,16 +96,57 @@ pub fn hostname() -> String {
 
 /// Open the backend the user asked for.
 pub fn open(kind: BackendKind, sim: &sim::SimConfig) -> Result<Box<dyn Backend>, NoGpuError> {
+    open_with(kind, sim, rocm::RocmOptions::default())
+}
+
+const DEMO_HINT: &str =
+    "To see the dashboard on simulated GPUs, run `gpulse demo` (or `gpulse --backend sim`).";
+
+/// [`open`] with the AMD backend's sysfs root and `PATH` given (tests point them at fixtures).
+pub fn open_with(
+    kind: BackendKind,
+    sim: &sim::SimConfig,
+    rocm_opts: rocm::RocmOptions,
+) -> Result<Box<dyn Backend>, NoGpuError> {
     match kind {
         BackendKind::Sim => Ok(Box::new(sim::SimBackend::new(sim.clone()))),
-        BackendKind::Nvml | BackendKind::Auto => match nvml::NvmlBackend::open() {
+        BackendKind::Nvml => match nvml::NvmlBackend::open() {
             Ok(b) => Ok(Box::new(b)),
             Err(e) => Err(NoGpuError {
                 message: format!(
-                    "gpulse: no NVIDIA GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {e}\n\
-                     To see the dashboard on simulated GPUs, run `gpulse demo` (or `gpulse --backend sim`)."
+                    "gpulse: no NVIDIA GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {e}\n{DEMO_HINT}"
                 ),
             }),
         },
+        BackendKind::Rocm => match rocm::RocmBackend::open(rocm_opts) {
+            Ok(b) => Ok(Box::new(b)),
+            Err(e) => Err(NoGpuError {
+                message: format!(
+                    "gpulse: no AMD GPU could be opened.\n  tried: amdgpu sysfs and rocm-smi/amd-smi\n  failed: {e}\n{DEMO_HINT}"
+                ),
+            }),
+        },
+        BackendKind::Auto => {
+            let nvml_err = match nvml::NvmlBackend::open() {
+                Ok(b) => return Ok(Box::new(b)),
+                Err(e) => e,
+            };
+            let amd_err = if rocm::amd_gpus_present(&rocm_opts.sysfs_root) {
+                match rocm::RocmBackend::open(rocm_opts) {
+                    Ok(b) => return Ok(Box::new(b)),
+                    Err(e) => e.to_string(),
+                }
+            } else {
+                format!(
+                    "no AMD GPU in {}/class/drm (no card with vendor 0x1002 and gpu_busy_percent)",
+                    rocm_opts.sysfs_root.display()
+                )
+            };
+            Err(NoGpuError {
+                message: format!(
+                    "gpulse: no GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {nvml_err}\n  tried: AMD (amdgpu sysfs)\n  failed: {amd_err}\n{DEMO_HINT}"
+                ),
+            })
+        }
     }
 }
