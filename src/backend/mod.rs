@@ -122,7 +122,8 @@ pub fn open_with(
             Ok(b) => Ok(Box::new(b)),
             Err(e) => Err(NoGpuError {
                 message: format!(
-                    "gpulse: no AMD GPU could be opened.\n  tried: amdgpu sysfs and rocm-smi/amd-smi\n  failed: {e}\n{DEMO_HINT}"
+                    "gpulse: no AMD GPU could be opened.\n{}\n{DEMO_HINT}",
+                    e.tried_lines()
                 ),
             }),
         },

@@ -55,10 +55,27 @@ impl Default for RocmOptions {
     }
 }
 
-/// Why no AMD GPU could be opened.
+/// Why no AMD GPU could be opened: what each source was and why it gave none.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct RocmOpenError(pub String);
+#[error("no AMD GPU found: {sysfs_failed}; {smi_tried}: {smi_failed}")]
+pub struct RocmOpenError {
+    /// The DRM directory looked at.
+    pub sysfs_tried: String,
+    pub sysfs_failed: String,
+    /// The SMI tool run (with its path), or "rocm-smi/amd-smi" when none was found.
+    pub smi_tried: String,
+    pub smi_failed: String,
+}
+
+impl RocmOpenError {
+    /// One "tried/failed" pair per line, as the no-GPU message shows them.
+    pub fn tried_lines(&self) -> String {
+        format!(
+            "  tried: amdgpu sysfs ({})\n  failed: {}\n  tried: {}\n  failed: {}",
+            self.sysfs_tried, self.sysfs_failed, self.smi_tried, self.smi_failed
+        )
+    }
+}
 
 /// Whether sysfs shows at least one AMD GPU (vendor 0x1002 with `gpu_busy_percent`).
 pub fn amd_gpus_present(sysfs_root: &std::path::Path) -> bool {
@@ -98,7 +115,7 @@ impl RocmBackend {
             }
         }
         if found.is_empty() {
-            return Err(RocmOpenError(no_gpu_message(&opts, &tool, &first_answer)));
+            return Err(no_gpu_error(&opts, &tool, &first_answer));
         }
         if cards.is_empty() {
             tracing::warn!(
@@ -168,25 +185,38 @@ impl RocmBackend {
     }
 }
 
-fn no_gpu_message(
+fn no_gpu_error(
     opts: &RocmOptions,
     tool: &Option<SmiTool>,
     answer: &Option<Result<smi_runner::SmiAnswer, smi_runner::SmiRunError>>,
-) -> String {
-    let sysfs = format!(
-        "no AMD GPU in {}/class/drm (no card with vendor {} and gpu_busy_percent; is the amdgpu driver loaded?)",
-        opts.sysfs_root.display(),
-        sysfs::AMD_VENDOR
-    );
-    let smi = match (tool, answer) {
-        (None, _) | (_, None) => "neither rocm-smi nor amd-smi is on PATH".to_string(),
-        (Some(t), Some(Ok(a))) if a.gpus.is_empty() => {
-            format!("{} ran and listed no GPU", t.name())
+) -> RocmOpenError {
+    let smi_tried = match tool {
+        Some(SmiTool::RocmSmi(p)) | Some(SmiTool::AmdSmi(p)) => {
+            format!(
+                "{} ({})",
+                tool.as_ref().map_or("", SmiTool::name),
+                p.display()
+            )
         }
-        (Some(t), Some(Ok(_))) => format!("{} listed GPUs but none with a PCI bus id", t.name()),
+        None => "rocm-smi/amd-smi".to_string(),
+    };
+    let smi_failed = match (tool, answer) {
+        (None, _) | (_, None) => {
+            "neither rocm-smi nor amd-smi is on PATH (install rocm-smi or amd-smi to read GPUs sysfs does not show)".to_string()
+        }
+        (Some(_), Some(Ok(a))) if a.gpus.is_empty() => "it listed no GPU".to_string(),
+        (Some(_), Some(Ok(_))) => "it listed GPUs but none with a PCI bus id".to_string(),
         (Some(_), Some(Err(e))) => e.to_string(),
     };
-    format!("no AMD GPU found: {sysfs}; {smi}")
+    RocmOpenError {
+        sysfs_tried: opts.sysfs_root.join("class/drm").display().to_string(),
+        sysfs_failed: format!(
+            "no card with vendor {} and gpu_busy_percent (is the amdgpu driver loaded?)",
+            sysfs::AMD_VENDOR
+        ),
+        smi_tried,
+        smi_failed,
+    }
 }
 
 fn device_info(

@@ -50,7 +50,7 @@ impl SmiGpu {
 /// Why an SMI tool's output could not be read at all.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SmiParseError {
-    #[error("output is not JSON ({0}); expected the JSON object printed by `--json`")]
+    #[error("not JSON: {0}")]
     NotJson(String),
     #[error("output is JSON but not the expected shape: {0}")]
     Shape(String),
@@ -61,7 +61,7 @@ fn parse_json(text: &str) -> Result<Value, SmiParseError> {
     let start = text.find(['{', '[']).unwrap_or(text.len());
     let body = text[start..].trim();
     if body.is_empty() {
-        return Err(SmiParseError::NotJson("empty output".to_string()));
+        return Err(SmiParseError::NotJson("it printed nothing".to_string()));
     }
     serde_json::from_str(body).map_err(|e| SmiParseError::NotJson(e.to_string()))
 }
@@ -288,15 +288,16 @@ fn rocm_smi_card(idx: u32, m: &Map<String, Value>) -> SmiGpu {
         bus_id: f(&["PCI Bus"])
             .and_then(Value::as_str)
             .and_then(normalize_bus_id),
-        name: f(&[
+        name: [
             "Card series",
             "Card Series",
             "Device Name",
             "Card SKU",
             "Card model",
             "Card Model",
-        ])
-        .and_then(real_name),
+        ]
+        .iter()
+        .find_map(|k| m.get(*k).and_then(real_name)),
         util_gpu: f(&["GPU use (%)"]).and_then(percent),
         util_mem: f(&["GPU Memory Read/Write Activity (%)", "GPU memory use (%)"])
             .and_then(percent),
@@ -463,7 +464,11 @@ pub fn parse_amd_smi_static(text: &str) -> Result<Vec<AmdStatic>, SmiParseError>
             pcie_gen_max: path(m, &["bus", "max_pcie_speed"])
                 .and_then(number)
                 .and_then(pcie_gen_from_gts),
-            pcie_width_max: to_u32(path(m, &["bus", "max_pcie_width"]).and_then(number)),
+            pcie_width_max: to_u32(
+                path(m, &["bus", "max_pcie_width"])
+                    .or_else(|| path(m, &["bus", "max_pcie_lanes"]))
+                    .and_then(number),
+            ),
         })
         .collect())
 }

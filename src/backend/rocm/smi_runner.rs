@@ -81,7 +81,7 @@ pub enum SmiRunError {
         status: String,
         stderr: String,
     },
-    #[error("\"{program}\" printed output gpulse cannot read: {reason}; stderr: {stderr}")]
+    #[error("\"{program}\" printed no answer gpulse can read ({reason}); its stderr: {stderr}")]
     Parse {
         program: String,
         reason: String,
