@@ -291,3 +291,36 @@ fn a_card_that_vanishes_is_lost() {
     std::fs::remove_dir_all(dir.path().join("class")).unwrap();
     assert!(matches!(devs[0].sample(2.0), Err(DeviceError::Lost(_))));
 }
+
+#[test]
+fn amd_readings_flow_through_the_sampler_and_engine_unchanged() {
+    use gpulse::engine::{Engine, EngineConfig};
+    use gpulse::host::HostProbe;
+    use gpulse::model::{GpuStatus, Sample};
+    use gpulse::sampler::Sampler;
+
+    let mut backend = RocmBackend::open(opts("two-mi100", "ok")).expect("open");
+    let mut engine = Engine::new(backend.system().clone(), EngineConfig::default());
+    let mut sampler = Sampler::new(backend.take_devices(), HostProbe::disabled());
+    for k in 0..8 {
+        let sample = sampler.tick(2000.0 + 0.25 * k as f64, Duration::from_millis(500));
+        // Every output (JSON stream, recorder) serialises the sample: it must read back the same.
+        let json = serde_json::to_string(&sample).expect("serialise");
+        let back: Sample = serde_json::from_str(&json).expect("read back");
+        assert_eq!(back, sample);
+        engine.ingest(sample);
+    }
+    let snap = engine.snapshot();
+    assert_eq!(snap.system.backend, "rocm");
+    assert_eq!(snap.gpus.len(), 2);
+    let g = &snap.gpus[0];
+    assert_eq!(g.info.vendor, Vendor::Amd);
+    assert_eq!(g.status, GpuStatus::Ok);
+    assert_eq!(g.current.util_gpu, Some(87.0));
+    assert_eq!(g.current.power_w, Some(44.0));
+    // One driver-style utilization window per tick reaches the history the detector reads.
+    let windows: Vec<f64> = g.history.util.iter().map(|w| w.util).collect();
+    assert_eq!(windows, vec![87.0; 8]);
+    assert_eq!(g.history.ticks.len(), 8);
+    assert!(g.history.ticks.iter().all(|t| t.ok));
+}

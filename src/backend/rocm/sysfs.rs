@@ -26,6 +26,8 @@ pub struct SysfsCard {
     pub hwmon_dir: Option<PathBuf>,
     /// Normalised PCI bus id (`0000:03:00.0`).
     pub bus_id: Option<String>,
+    /// The edge, junction and memory temperature inputs, resolved once from their labels.
+    pub temp_inputs: [Option<PathBuf>; 3],
 }
 
 /// Facts read once.
@@ -104,11 +106,19 @@ pub fn find_cards(root: &Path) -> Vec<SysfsCard> {
                     .and_then(normalize_bus_id)
             });
             let hwmon_dir = first_hwmon(&device_dir);
+            let temp_inputs = hwmon_dir.as_deref().map_or([None, None, None], |h| {
+                [
+                    temperature_input(h, "edge", 1),
+                    temperature_input(h, "junction", 2),
+                    temperature_input(h, "mem", 3),
+                ]
+            });
             Some(SysfsCard {
                 card,
                 device_dir,
                 hwmon_dir,
                 bus_id,
+                temp_inputs,
             })
         })
         .collect();
@@ -164,6 +174,19 @@ pub fn parse_link_speed(text: &str) -> Option<u32> {
     pcie_gen_from_gts(num.parse().ok()?)
 }
 
+/// The input of the sensor labelled `label` (`edge`, `junction`, `mem`); without any labels, the
+/// sensor at its usual index.
+fn temperature_input(hwmon: &Path, label: &str, default_index: u32) -> Option<PathBuf> {
+    let labelled = (1..=8)
+        .find(|i| read_trim(&hwmon.join(format!("temp{i}_label"))).is_some_and(|l| l == label));
+    let index = match labelled {
+        Some(i) => i,
+        None if hwmon.join("temp1_label").exists() => return None,
+        None => default_index,
+    };
+    Some(hwmon.join(format!("temp{index}_input")))
+}
+
 fn micro_watts(p: &Path) -> Option<f64> {
     read_f64(p).filter(|v| *v >= 0.0).map(|v| v / 1e6)
 }
@@ -186,18 +209,11 @@ impl SysfsCard {
         self.hwmon_dir.as_ref().map(|h| h.join(file))
     }
 
-    /// The temperature sensor labelled `label` (`edge`, `junction`, `mem`), else by its usual index.
-    fn temperature(&self, label: &str, default_index: u32) -> Option<f64> {
-        let dir = self.hwmon_dir.as_ref()?;
-        let labelled = (1..=8)
-            .find(|i| read_trim(&dir.join(format!("temp{i}_label"))).is_some_and(|l| l == label));
-        let any_labels = dir.join("temp1_label").exists();
-        let index = match labelled {
-            Some(i) => i,
-            None if any_labels => return None,
-            None => default_index,
-        };
-        milli_celsius(&dir.join(format!("temp{index}_input")))
+    fn temperature(&self, which: usize) -> Option<f64> {
+        self.temp_inputs
+            .get(which)?
+            .as_deref()
+            .and_then(milli_celsius)
     }
 
     pub fn read_static(&self) -> SysfsStatic {
@@ -268,9 +284,9 @@ impl SysfsCard {
             vram_total_bytes: read_u64(&d.join("mem_info_vram_total")),
             power_w,
             power_cap_w: self.hwmon("power1_cap").and_then(|p| micro_watts(&p)),
-            temp_edge_c: self.temperature("edge", 1),
-            temp_junction_c: self.temperature("junction", 2),
-            temp_mem_c: self.temperature("mem", 3),
+            temp_edge_c: self.temperature(0),
+            temp_junction_c: self.temperature(1),
+            temp_mem_c: self.temperature(2),
             sclk_mhz: sclk,
             mclk_mhz: mclk,
             pcie_gen: read_trim(&d.join("current_link_speed")).and_then(|s| parse_link_speed(&s)),
