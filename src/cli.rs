@@ -24,7 +24,7 @@ pub struct Cli {
 /// Options valid for every command.
 #[derive(Debug, Args, Clone)]
 pub struct GlobalArgs {
-    /// Where readings come from: `auto` uses NVML when an NVIDIA driver answers
+    /// Where readings come from: `auto` uses NVML when an NVIDIA driver answers, else AMD GPUs
     #[arg(long, global = true, value_enum, env = "GPULSE_BACKEND")]
     pub backend: Option<BackendKind>,
 
