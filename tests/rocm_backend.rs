@@ -324,3 +324,46 @@ fn amd_readings_flow_through_the_sampler_and_engine_unchanged() {
     assert_eq!(g.history.ticks.len(), 8);
     assert!(g.history.ticks.iter().all(|t| t.ok));
 }
+
+#[test]
+fn bus_id_from_the_device_link_and_cards_without_one_are_kept() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // card0: no uevent, but its `device` is a link to the PCI device directory, as in real sysfs.
+    let pci = dir.path().join("devices/pci0000:00/0000:0A:00.0");
+    std::fs::create_dir_all(&pci).unwrap();
+    std::fs::write(pci.join("vendor"), "0x1002\n").unwrap();
+    std::fs::write(pci.join("gpu_busy_percent"), "33\n").unwrap();
+    let card0 = dir.path().join("class/drm/card0");
+    std::fs::create_dir_all(&card0).unwrap();
+    std::os::unix::fs::symlink(&pci, card0.join("device")).unwrap();
+    // card1: a plain directory and no uevent: no bus id at all.
+    let dev1 = dir.path().join("class/drm/card1/device");
+    std::fs::create_dir_all(&dev1).unwrap();
+    std::fs::write(dev1.join("vendor"), "0x1002\n").unwrap();
+    std::fs::write(dev1.join("gpu_busy_percent"), "7\n").unwrap();
+
+    let mut backend = RocmBackend::open(RocmOptions {
+        sysfs_root: dir.path().to_path_buf(),
+        path: standin_path("ok"),
+        ..RocmOptions::default()
+    })
+    .expect("open");
+    let sys = backend.system().clone();
+    assert_eq!(
+        sys.devices.len(),
+        4,
+        "two sysfs cards + two rocm-smi GPUs not in sysfs"
+    );
+    assert_eq!(sys.devices[0].bus_id.as_deref(), Some("0000:0a:00.0"));
+    assert_eq!(sys.devices[1].bus_id, None);
+    let r = sample_all(&mut backend.take_devices());
+    assert_eq!(r[0].metrics.util_gpu, Some(33.0));
+    assert_eq!(r[1].metrics.util_gpu, Some(7.0));
+    assert_eq!(
+        r[1].metrics.power_w, None,
+        "no bus id, no tool answer to match"
+    );
+    // The rocm-smi-only GPUs (bus 83 and a3) carry the tool's readings.
+    assert_eq!(r[2].metrics.power_w, Some(36.0));
+    assert_eq!(r[3].metrics.power_w, Some(44.0));
+}

@@ -174,6 +174,15 @@ fn warnings_before_the_json_are_skipped_and_non_json_is_an_error() {
         fixture("rocm-smi-6.1.2-rx6700xt.json")
     );
     assert_eq!(parse_rocm_smi(&text).unwrap().len(), 1);
+    let text = format!(
+        "WARNING: [card0] is in a low-power state {{see docs}}\n{}",
+        fixture("rocm-smi-6.1.2-rx6700xt.json")
+    );
+    assert_eq!(
+        parse_rocm_smi(&text).unwrap().len(),
+        1,
+        "brackets inside a warning line"
+    );
     assert!(matches!(parse_rocm_smi(""), Err(SmiParseError::NotJson(_))));
     assert!(matches!(
         parse_rocm_smi("ERROR:root:Driver not initialized (amdgpu not found in modules)"),

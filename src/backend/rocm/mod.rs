@@ -103,14 +103,15 @@ impl RocmBackend {
             _ => Vec::new(),
         };
         // GPUs by bus id: every sysfs card, plus any the tool knows that sysfs does not show.
-        let mut found: Vec<(Option<SysfsCard>, String)> = cards
+        // A card without a bus id is still watched, from sysfs alone.
+        let mut found: Vec<(Option<SysfsCard>, Option<String>)> = cards
             .iter()
-            .filter_map(|c| c.bus_id.clone().map(|b| (Some(c.clone()), b)))
+            .map(|c| (Some(c.clone()), c.bus_id.clone()))
             .collect();
         for g in &smi_gpus {
             if let Some(b) = &g.bus_id {
-                if !found.iter().any(|(_, fb)| fb == b) {
-                    found.push((None, b.clone()));
+                if !found.iter().any(|(_, fb)| fb.as_ref() == Some(b)) {
+                    found.push((None, Some(b.clone())));
                 }
             }
         }
@@ -160,8 +161,10 @@ impl RocmBackend {
         let mut devices: Vec<Box<dyn DeviceSampler>> = Vec::new();
         for (i, (card, bus)) in found.into_iter().enumerate() {
             let index = i as u32;
-            let smi = smi_gpus.iter().find(|g| g.bus_id.as_deref() == Some(&bus));
-            infos.push(device_info(index, card.as_ref(), &bus, smi));
+            let smi = bus
+                .as_ref()
+                .and_then(|b| smi_gpus.iter().find(|g| g.bus_id.as_ref() == Some(b)));
+            infos.push(device_info(index, card.as_ref(), bus.as_deref(), smi));
             devices.push(Box::new(RocmDevice {
                 index,
                 card,
@@ -222,7 +225,7 @@ fn no_gpu_error(
 fn device_info(
     index: u32,
     card: Option<&SysfsCard>,
-    bus: &str,
+    bus: Option<&str>,
     smi: Option<&SmiGpu>,
 ) -> DeviceInfo {
     let st = card.map(SysfsCard::read_static).unwrap_or_default();
@@ -236,7 +239,7 @@ fn device_info(
         name,
         vendor: Vendor::Amd,
         uuid: None,
-        bus_id: Some(bus.to_string()),
+        bus_id: bus.map(str::to_string),
         architecture: None,
         memory_total_bytes: st.vram_total_bytes.or(smi.and_then(|g| g.vram_total_bytes)),
         power_limit_watts: st.power_cap_w.or(smi.and_then(|g| g.power_cap_w)),
@@ -281,7 +284,8 @@ pub fn merge(sys: &SysfsReading, smi: Option<&SmiGpu>) -> Metrics {
 pub struct RocmDevice {
     index: u32,
     card: Option<SysfsCard>,
-    bus_id: String,
+    /// The key into the tool's answers; `None` when sysfs gave no bus id (sysfs values only).
+    bus_id: Option<String>,
     cache: SmiCache,
     stale_after: Duration,
     /// Keeps the SMI thread running while any device is sampled.
@@ -303,7 +307,10 @@ impl DeviceSampler for RocmDevice {
             })?,
             None => SysfsReading::default(),
         };
-        let smi = self.cache.get(&self.bus_id, self.stale_after);
+        let smi = self
+            .bus_id
+            .as_deref()
+            .and_then(|b| self.cache.get(b, self.stale_after));
         let metrics = merge(&sys, smi.as_ref());
         let util_windows = metrics
             .util_gpu

@@ -57,13 +57,30 @@ pub enum SmiParseError {
 }
 
 fn parse_json(text: &str) -> Result<Value, SmiParseError> {
-    // Some releases print a warning line before the JSON; start at the first brace or bracket.
-    let start = text.find(['{', '[']).unwrap_or(text.len());
-    let body = text[start..].trim();
-    if body.is_empty() {
-        return Err(SmiParseError::NotJson("it printed nothing".to_string()));
+    // Some releases print warning lines before the JSON: try from each line that opens an object
+    // or a list, and report the first attempt's error if none parses.
+    let mut first_err = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with(['{', '[']) {
+            let start = offset + (line.len() - trimmed.len());
+            match serde_json::from_str::<Value>(text[start..].trim()) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    first_err.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+        offset += line.len();
     }
-    serde_json::from_str(body).map_err(|e| SmiParseError::NotJson(e.to_string()))
+    Err(SmiParseError::NotJson(first_err.unwrap_or_else(|| {
+        if text.trim().is_empty() {
+            "it printed nothing".to_string()
+        } else {
+            "no line starts a JSON object or list".to_string()
+        }
+    })))
 }
 
 /// Normalise a PCI bus id to `dddd:bb:dd.f`, lower case; a missing domain becomes `0000`.

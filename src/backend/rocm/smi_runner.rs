@@ -306,9 +306,16 @@ impl SmiPoller {
         let spawned = thread::Builder::new()
             .name("gpulse-smi".to_string())
             .spawn(move || {
-                let mut next = Instant::now();
+                // The backend asked once while opening; the first run here is one period later.
+                let mut next = Instant::now() + cfg.period;
                 let mut failing = false;
-                while !stop_flag.load(Ordering::Relaxed) {
+                loop {
+                    while Instant::now() < next && !stop_flag.load(Ordering::Relaxed) {
+                        thread::sleep(Duration::from_millis(50).min(cfg.period));
+                    }
+                    if stop_flag.load(Ordering::Relaxed) {
+                        break;
+                    }
                     match query(&cfg.tool, &cfg.path, cfg.timeout) {
                         Ok(answer) => {
                             if failing {
@@ -331,9 +338,6 @@ impl SmiPoller {
                     let now = Instant::now();
                     if next < now {
                         next = now + cfg.period;
-                    }
-                    while Instant::now() < next && !stop_flag.load(Ordering::Relaxed) {
-                        thread::sleep(Duration::from_millis(50).min(cfg.period));
                     }
                 }
             });

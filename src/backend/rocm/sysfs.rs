@@ -100,11 +100,19 @@ pub fn find_cards(root: &Path) -> Vec<SysfsCard> {
             {
                 return None;
             }
-            let bus_id = read_trim(&device_dir.join("uevent")).and_then(|u| {
-                u.lines()
-                    .find_map(|l| l.strip_prefix("PCI_SLOT_NAME="))
-                    .and_then(normalize_bus_id)
-            });
+            // uevent's PCI_SLOT_NAME, else the name the `device` link points at (…/0000:03:00.0).
+            let bus_id = read_trim(&device_dir.join("uevent"))
+                .and_then(|u| {
+                    u.lines()
+                        .find_map(|l| l.strip_prefix("PCI_SLOT_NAME="))
+                        .and_then(normalize_bus_id)
+                })
+                .or_else(|| {
+                    fs::canonicalize(&device_dir)
+                        .ok()?
+                        .file_name()
+                        .and_then(|n| normalize_bus_id(&n.to_string_lossy()))
+                });
             let hwmon_dir = first_hwmon(&device_dir);
             let temp_inputs = hwmon_dir.as_deref().map_or([None, None, None], |h| {
                 [
