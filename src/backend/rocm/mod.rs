@@ -127,8 +127,13 @@ impl RocmBackend {
             );
         }
         let cache = SmiCache::default();
-        if let Some(Ok(a)) = &first_answer {
-            cache.publish(a.gpus.clone());
+        match &first_answer {
+            Some(Ok(a)) => cache.publish(a.gpus.clone()),
+            Some(Err(e)) => tracing::warn!(
+                "{e}; readings only it gives are absent until it answers (retried every {:?})",
+                opts.smi_period
+            ),
+            None => {}
         }
         let poller = Arc::new(match &tool {
             Some(t) => Some(SmiPoller::start(
