@@ -159,13 +159,27 @@ fn a_hung_tool_is_killed_at_the_timeout() {
     // Through the backend: open is bounded by the timeout and readings it would fill are absent.
     let mut o = opts("two-mi100", "slow");
     o.smi_timeout = Duration::from_millis(300);
+    o.smi_period = Duration::from_millis(100);
     let started = Instant::now();
     let mut backend = RocmBackend::open(o).expect("sysfs alone is enough");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(backend.system().devices[0].name, "AMD GPU 0x738c");
-    let r = sample_all(&mut backend.take_devices());
-    assert_eq!(r[0].metrics.power_w, None);
-    assert_eq!(r[0].metrics.util_gpu, Some(87.0));
+    let mut devs = backend.take_devices();
+    // The poller is now running the hung tool on its own thread; ticks do not wait for it.
+    for _ in 0..10 {
+        let t = Instant::now();
+        let r = sample_all(&mut devs);
+        assert!(
+            t.elapsed() < Duration::from_millis(250),
+            "a tick waited on the tool"
+        );
+        assert_eq!(r[0].metrics.power_w, None);
+        assert_eq!(r[0].metrics.util_gpu, Some(87.0));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Dropping the devices stops the poller; let its current run reach the timeout and be killed.
+    drop(devs);
+    std::thread::sleep(Duration::from_millis(500));
 }
 
 #[test]
