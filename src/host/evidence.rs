@@ -3,7 +3,7 @@
 //! The GPU counters say the GPU waits; the workers say why. Workers all near 100% CPU: the
 //! transforms cost more than the workers can do (add workers or make transforms cheaper). Workers in
 //! disk wait (`D`) or a high host iowait: storage cannot deliver. Few workers on many cores, not
-//! saturated: raise `num_workers`. No workers and the training process itself at 100%: loading runs
+//! saturated (a quarter of the cores or fewer): raise `num_workers`. No workers and the training process itself at 100%: loading runs
 //! in the training process.
 
 use serde::Serialize;
@@ -132,7 +132,7 @@ pub fn loader_evidence(proc: &GpuProcess, host: &HostReading) -> Option<LoaderEv
         };
         return Some(ev);
     }
-    if let Some(c) = cores.filter(|c| n * 2 <= *c as usize) {
+    if let Some(c) = cores.filter(|c| n * 4 <= *c as usize) {
         ev.verdict = LoaderVerdict::TooFewWorkers;
         ev.note = format!("only {n} DataLoader workers on {c} cores ({mean_txt})");
         ev.advice = format!(

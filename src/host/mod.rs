@@ -26,6 +26,9 @@ pub use signal::{can_signal, send, signal_target, Signal, SignalError, Signaller
 /// Seconds between full scans of the process tree.
 pub const TREE_INTERVAL_S: f64 = 1.0;
 
+/// Seconds between attempts to find PIDs that could not be found.
+pub const RESOLVE_RETRY_S: f64 = 10.0;
+
 /// CPU jiffies from one `/proc/stat` cpu line.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct CpuTimes {
@@ -58,6 +61,8 @@ pub struct HostProbe {
     table: ProcTable,
     rates: CpuRates,
     last_full_scan: Option<f64>,
+    /// When PIDs were last resolved (unresolved ones are retried every [`RESOLVE_RETRY_S`]).
+    last_resolve: Option<f64>,
     resolutions: HashMap<u32, Resolution>,
     clock_ticks_per_s: f64,
     page_size: u64,
@@ -96,6 +101,7 @@ impl HostProbe {
             table: ProcTable::default(),
             rates: CpuRates::new(if hz > 0 { hz as f64 } else { 100.0 }),
             last_full_scan: None,
+            last_resolve: None,
             resolutions: HashMap::new(),
             clock_ticks_per_s: if hz > 0 { hz as f64 } else { 100.0 },
             page_size: if page > 0 { page as u64 } else { 4096 },
@@ -170,8 +176,24 @@ impl HostProbe {
         if due || new_pid {
             self.table = ProcTable::scan(root, &mut self.rates, now);
             self.last_full_scan = Some(now);
-            self.resolutions =
-                resolve::resolve_all(root, &self.table, wanted, Some(std::process::id()));
+            let table = &self.table;
+            let vanished = self
+                .resolutions
+                .iter()
+                .any(|(pid, r)| r.local_pid(*pid).is_some_and(|l| table.get(l).is_none()));
+            let retry_unresolved = self.last_resolve.is_none_or(|t| now - t >= RESOLVE_RETRY_S)
+                && self
+                    .resolutions
+                    .values()
+                    .any(|r| *r == Resolution::Unresolved);
+            let mut unique: Vec<u32> = wanted.iter().map(|(_, p)| *p).collect();
+            unique.sort_unstable();
+            unique.dedup();
+            if new_pid || vanished || retry_unresolved || self.resolutions.len() != unique.len() {
+                self.resolutions =
+                    resolve::resolve_all(root, &self.table, wanted, Some(std::process::id()));
+                self.last_resolve = Some(now);
+            }
             let table = &self.table;
             self.identities.retain(|(pid, start), _| {
                 table.get(*pid).is_some_and(|e| e.stat.starttime == *start)

@@ -89,11 +89,14 @@ pub fn read_cmdline(root: &Path, pid: u32) -> Option<String> {
 }
 
 /// Whether the process holds an NVIDIA device node open (`/dev/nvidia0`, `/dev/nvidiactl`, ...),
-/// reading at most `max_fds` descriptors. `None` when its descriptors cannot be read.
-pub fn holds_nvidia_device(root: &Path, pid: u32, max_fds: usize) -> Option<Vec<String>> {
+/// reading at most `max_fds` descriptors. Returns the device nodes and how many descriptors were
+/// read; `None` when its descriptors cannot be read.
+pub fn holds_nvidia_device(root: &Path, pid: u32, max_fds: usize) -> Option<(Vec<String>, usize)> {
     let dir = std::fs::read_dir(root.join(pid.to_string()).join("fd")).ok()?;
     let mut devices = Vec::new();
+    let mut read = 0;
     for entry in dir.take(max_fds).flatten() {
+        read += 1;
         if let Ok(target) = std::fs::read_link(entry.path()) {
             let t = target.to_string_lossy();
             if t.starts_with("/dev/nvidia") && !devices.iter().any(|d: &String| d == t.as_ref()) {
@@ -101,7 +104,7 @@ pub fn holds_nvidia_device(root: &Path, pid: u32, max_fds: usize) -> Option<Vec<
             }
         }
     }
-    Some(devices)
+    Some((devices, read))
 }
 
 /// The numeric entries of the procfs root (one per process).

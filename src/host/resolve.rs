@@ -1,12 +1,13 @@
 //! Finding a GPU process here from the PID the driver reports.
 //!
-//! NVML reports PIDs of the host's PID namespace. On the host they are visible as they are. Inside a
-//! container with its own PID namespace they are not, and three ways are tried in order:
-//! 1. the PID itself is visible (on the host, or a container sharing the host's PID namespace);
-//! 2. a visible process lists the PID in its `NSpid` line (a procfs of an outer namespace);
-//! 3. the processes holding `/dev/nvidia*` open: when exactly one such process is left for a GPU
-//!    with exactly one unresolved PID, they are the same process. Descriptors are read only when
-//!    steps 1 and 2 leave something unresolved, and at most [`FD_BUDGET`] per process.
+//! NVML reports PIDs of the host's PID namespace. On the host (or in a container sharing the host's
+//! PID namespace) they are visible as they are; a process that runs in a container is then found
+//! directly, and the last field of its `NSpid` line gives its PID inside the container (shown as
+//! `namespace_pid`). Inside a container with its own PID namespace the host PIDs are not visible
+//! (its procfs lists container PIDs only, so `NSpid` cannot map them either); then the processes
+//! holding `/dev/nvidiaN` open are used: when exactly one such process is left for GPU N with
+//! exactly one unresolved PID, they are the same process. Descriptors are read only when something
+//! is unresolved, at most [`FD_BUDGET`] per process and [`TOTAL_FD_BUDGET`] per search.
 //!
 //! What remains is reported unresolved (shown as "pid N (not visible here)"), never dropped.
 
@@ -18,16 +19,14 @@ use super::table::ProcTable;
 
 /// Most descriptors read per process when looking for `/dev/nvidia*` holders.
 pub const FD_BUDGET: usize = 512;
-/// Most processes whose descriptors are read in one search.
-pub const PROCESS_BUDGET: usize = 4096;
+/// Most descriptors read in one search, over all processes.
+pub const TOTAL_FD_BUDGET: usize = 20_000;
 
 /// How a reported PID was found here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resolution {
     /// Visible under the same PID.
     Direct,
-    /// Listed in the `NSpid` line of the visible process `local`.
-    Namespace { local: u32 },
     /// The only process left holding this GPU's device node open.
     DeviceHolder { local: u32 },
     /// Not found.
@@ -39,7 +38,7 @@ impl Resolution {
     pub fn local_pid(self, reported: u32) -> Option<u32> {
         match self {
             Resolution::Direct => Some(reported),
-            Resolution::Namespace { local } | Resolution::DeviceHolder { local } => Some(local),
+            Resolution::DeviceHolder { local } => Some(local),
             Resolution::Unresolved => None,
         }
     }
@@ -66,26 +65,6 @@ pub fn resolve_all(
         return out;
     }
 
-    // NSpid: the outer-namespace PIDs of each visible process.
-    let mut by_nspid: HashMap<u32, u32> = HashMap::new();
-    for &local in table.entries.keys() {
-        if let Some(st) = procfs::read_status(root, local) {
-            for &ns in st.nspid.iter().filter(|&&ns| ns != local) {
-                by_nspid.insert(ns, local);
-            }
-        }
-    }
-    pending.retain(|&(_, pid)| match by_nspid.get(&pid) {
-        Some(&local) => {
-            out.insert(pid, Resolution::Namespace { local });
-            false
-        }
-        None => true,
-    });
-    if pending.is_empty() {
-        return out;
-    }
-
     // Device holders not already accounted for.
     let taken: Vec<u32> = out
         .iter()
@@ -93,15 +72,23 @@ pub fn resolve_all(
         .collect();
     let mut locals: Vec<u32> = table.entries.keys().copied().collect();
     locals.sort_unstable();
-    let holders: Vec<(u32, Vec<String>)> = locals
+    let mut holders: Vec<(u32, Vec<String>)> = Vec::new();
+    let mut fds_left = TOTAL_FD_BUDGET;
+    for p in locals
         .into_iter()
         .filter(|p| Some(*p) != exclude && !taken.contains(p))
-        .take(PROCESS_BUDGET)
-        .filter_map(|p| {
-            let devs = procfs::holds_nvidia_device(root, p, FD_BUDGET)?;
-            (!devs.is_empty()).then_some((p, devs))
-        })
-        .collect();
+    {
+        if fds_left == 0 {
+            break;
+        }
+        let budget = FD_BUDGET.min(fds_left);
+        if let Some((devs, read)) = procfs::holds_nvidia_device(root, p, budget) {
+            fds_left -= read.min(fds_left);
+            if !devs.is_empty() {
+                holders.push((p, devs));
+            }
+        }
+    }
     let mut used: Vec<u32> = Vec::new();
     for &(gpu, pid) in &pending {
         let node = format!("/dev/nvidia{gpu}");
