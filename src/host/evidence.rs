@@ -2,9 +2,9 @@
 //!
 //! The GPU counters say the GPU waits; the workers say why. Workers all near 100% CPU: the
 //! transforms cost more than the workers can do (add workers or make transforms cheaper). Workers in
-//! disk wait (`D`) or a high host iowait: storage cannot deliver. Few workers on many cores, not
-//! saturated (a quarter of the cores or fewer): raise `num_workers`. No workers and the training process itself at 100%: loading runs
-//! in the training process.
+//! disk wait (`D`) or a high host iowait: storage cannot deliver. Few workers (a quarter of the
+//! cores or fewer), not saturated: raise `num_workers`. No workers and the training process itself
+//! at 100%: loading runs in the training process.
 
 use serde::Serialize;
 
