@@ -9,6 +9,7 @@
 pub mod evidence;
 pub mod procfs;
 pub mod resolve;
+pub mod rows;
 pub mod signal;
 pub mod table;
 
@@ -21,6 +22,7 @@ use resolve::Resolution;
 use table::{CpuRates, ProcTable};
 
 pub use evidence::{annotate_finding, loader_evidence, LoaderEvidence, LoaderVerdict};
+pub use rows::{format_running, process_rows, state_name, ProcessRow, ProcessView, SortKey};
 pub use signal::{can_signal, send, signal_target, Signal, SignalError, Signaller};
 
 /// Seconds between full scans of the process tree.

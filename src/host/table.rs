@@ -98,31 +98,26 @@ impl ProcTable {
         self.entries.get(&pid)
     }
 
-    /// Every descendant of `pid` still in the table, parents before their children, siblings by PID.
+    /// Every descendant of `pid` still in the table, in tree order (each process followed by its
+    /// own descendants; siblings by PID).
     pub fn descendants(&self, pid: u32) -> Vec<&ProcEntry> {
         let mut out = Vec::new();
         let mut stack = vec![pid];
-        // The depth bound guards against a cycle in a corrupt or racing tree.
         while let Some(p) = stack.pop() {
+            if p != pid {
+                match self.entries.get(&p) {
+                    Some(e) => out.push(e),
+                    None => continue,
+                }
+            }
+            // The bound guards against a cycle in a corrupt or racing tree.
             if out.len() > self.entries.len() {
                 break;
             }
-            let Some(kids) = self.children.get(&p) else {
-                continue;
-            };
-            let mut kids: Vec<u32> = kids
-                .iter()
-                .copied()
-                .filter(|k| *k != pid && self.entries.contains_key(k))
-                .collect();
-            kids.sort_unstable();
-            for k in kids.iter().rev() {
-                stack.push(*k);
-            }
-            for k in kids {
-                if let Some(e) = self.entries.get(&k) {
-                    out.push(e);
-                }
+            if let Some(kids) = self.children.get(&p) {
+                let mut kids: Vec<u32> = kids.iter().copied().filter(|k| *k != pid).collect();
+                kids.sort_unstable_by(|a, b| b.cmp(a));
+                stack.extend(kids);
             }
         }
         out
@@ -164,8 +159,7 @@ mod tests {
             t.insert(stat(pid, ppid, 0, 0), &mut rates, 0.0);
         }
         let d: Vec<u32> = t.descendants(10).iter().map(|e| e.stat.pid).collect();
-        assert_eq!(d.len(), 3);
-        assert!(d.contains(&11) && d.contains(&12) && d.contains(&13));
+        assert_eq!(d, vec![11, 13, 12], "tree order: 13 under 11, then 12");
         assert!(t.descendants(20).is_empty());
     }
 }
