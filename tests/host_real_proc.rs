@@ -92,7 +92,13 @@ fn probe_sees_the_parent_its_burning_children_and_the_sleeper() {
     // A busy loop gets a fair share of the cores among everything runnable (a shared CI machine
     // may be loaded): ask for at least half of that share, and for far more than the sleeper.
     let cores = f64::from(s2.host.cpu_count.expect("cores"));
-    let runnable = s2.host.load1.expect("load").max(cores);
+    let running_now = std::fs::read_to_string("/proc/stat")
+        .expect("/proc/stat")
+        .lines()
+        .find_map(|l| l.strip_prefix("procs_running "))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .expect("procs_running");
+    let runnable = s2.host.load1.expect("load").max(running_now).max(cores);
     let fair = 100.0 * cores / runnable;
     for b in &burners {
         let cpu = b.cpu_percent.expect("rate");
@@ -168,12 +174,18 @@ fn unresolved_and_simulated_processes_are_not_signalled() {
         signal_target(&hidden),
         Err(SignalError::NotVisible { pid: 4_000_000 })
     );
-    let mut tree = spawn_tree();
-    let pid = tree.0.id();
+    let mut child = Group(
+        Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep"),
+    );
+    let pid = child.0.id();
     let err = Signaller::new("sim", false)
         .send(pid, Signal::Kill)
         .expect_err("refused");
     assert!(err.to_string().contains("sim backend"), "{err}");
     // Still alive after the refusal.
-    assert_eq!(tree.0.try_wait().expect("poll"), None);
+    assert_eq!(child.0.try_wait().expect("poll"), None);
 }

@@ -5,6 +5,17 @@
 //! also reads every process's `stat` (at most once per [`TREE_INTERVAL_S`], re-reading only the GPU
 //! processes and their descendants in between) to find each GPU process's children (DataLoader
 //! workers) and everyone's CPU rate.
+//!
+//! For front ends:
+//! - [`process_rows`] with a [`ProcessView`] (sort [`SortKey`], filter text, tree mode) turns the
+//!   snapshot's `GpuProcess`es into [`ProcessRow`]s; [`state_name`] and [`format_running`] give words.
+//! - [`Signaller`] (built from `SystemInfo::backend` and `Settings::readonly`) answers
+//!   `can_signal(pid)` for a confirmation dialog and sends [`Signal::Term`] / [`Signal::Kill`];
+//!   [`signal_target`] gives the PID to signal for a GPU process (its PID here inside a container).
+//! - The host panel reads `Snapshot::host` ([`HostReading`]) and `Sample::host_detail`
+//!   ([`HostDetail`]: per-core CPU, load 5/15, swap).
+//! - [`annotate_finding`] adds DataLoader evidence to input-starvation and erratic-stalls findings
+//!   (the engine calls it every tick); [`loader_evidence`] gives the numbers alone.
 
 pub mod evidence;
 pub mod procfs;
