@@ -217,3 +217,26 @@ fn the_host_probe_leaves_simulated_processes_alone() {
     assert!(s.host.cpu_count.is_some());
     assert!(HostProbe::for_backend("nvml").enriches_processes());
 }
+
+#[test]
+fn python_helpers_are_not_workers_and_forkserver_children_are() {
+    let mut tracker = worker(101, 100, 0.0, 'S');
+    tracker.command =
+        Some("python -c from multiprocessing.resource_tracker import main;main(7)".into());
+    let mut forkserver = worker(102, 100, 0.0, 'S');
+    forkserver.command =
+        Some("python -c from multiprocessing.forkserver import main; main(9, 10)".into());
+    let p = trainer(
+        30.0,
+        vec![
+            tracker,
+            forkserver,
+            worker(103, 102, 99.0, 'R'),
+            worker(104, 102, 98.0, 'R'),
+        ],
+    );
+    let ev = loader_evidence(&p, &host(4, 0.0)).expect("evidence");
+    assert_eq!(ev.workers, 2);
+    assert_eq!(ev.mean_worker_cpu, Some(98.5));
+    assert_eq!(ev.verdict, LoaderVerdict::CpuSaturated);
+}

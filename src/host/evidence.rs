@@ -36,7 +36,7 @@ pub enum LoaderVerdict {
 pub struct LoaderEvidence {
     pub verdict: LoaderVerdict,
     pub pid: u32,
-    /// Direct, non-zombie children of the training process.
+    /// Worker processes (see [`workers`]).
     pub workers: usize,
     /// Mean CPU of the workers with a rate, percent of one core (absent before two readings).
     pub mean_worker_cpu: Option<f64>,
@@ -51,12 +51,43 @@ pub struct LoaderEvidence {
     pub advice: String,
 }
 
-/// The workers of `proc`: its direct children that have not exited.
+/// Helper processes Python starts beside DataLoader workers; never counted as workers.
+const HELPERS: [&str; 4] = [
+    "resource_tracker",
+    "semaphore_tracker",
+    "forkserver",
+    "compile_worker",
+];
+
+fn is_helper(p: &HostProcess) -> bool {
+    p.command
+        .as_deref()
+        .is_some_and(|c| HELPERS.iter().any(|h| c.contains(h)))
+}
+
+/// The workers of `proc`: its children that have not exited and are not Python's helper
+/// processes, plus the children of a multiprocessing forkserver (which is where workers live with
+/// the `forkserver` start method).
 pub fn workers(proc: &GpuProcess) -> Vec<&HostProcess> {
     let own = proc.local_pid.unwrap_or(proc.pid);
+    let forkservers: Vec<u32> = proc
+        .children
+        .iter()
+        .filter(|c| {
+            c.ppid == Some(own)
+                && c.command
+                    .as_deref()
+                    .is_some_and(|x| x.contains("forkserver"))
+        })
+        .map(|c| c.pid)
+        .collect();
     proc.children
         .iter()
-        .filter(|c| c.ppid == Some(own) && c.state != Some('Z') && c.state != Some('X'))
+        .filter(|c| {
+            c.ppid
+                .is_some_and(|pp| pp == own || forkservers.contains(&pp))
+        })
+        .filter(|c| c.state != Some('Z') && c.state != Some('X') && !is_helper(c))
         .collect()
 }
 
