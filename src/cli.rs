@@ -59,6 +59,10 @@ pub struct GlobalArgs {
     /// When to use colour (`NO_COLOR` also turns it off)
     #[arg(long, global = true, value_enum)]
     pub color: Option<ColorChoice>,
+
+    /// Never send signals to processes (the process table's TERM/KILL is turned off)
+    #[arg(long, global = true)]
+    pub readonly: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize, serde::Serialize)]

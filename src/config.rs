@@ -63,6 +63,8 @@ pub struct Settings {
     pub gpu_filter: Option<Vec<u32>>,
     /// The config file that was read, if any.
     pub config_path: Option<PathBuf>,
+    /// `--readonly`: never signal processes.
+    pub readonly: bool,
 }
 
 /// The default config file location (`~/.config/gpulse/config.toml` on Linux).
@@ -168,6 +170,7 @@ impl Settings {
             color,
             gpu_filter: file.gpus.clone(),
             config_path,
+            readonly: args.readonly,
         })
     }
 }
@@ -214,6 +217,7 @@ mod tests {
             window: None,
             config: Some(p),
             color: Some(ColorChoice::Never),
+            readonly: false,
         };
         let s = Settings::resolve(&args, false).expect("valid");
         assert_eq!(s.engine.interval_s, 1.0);

@@ -222,6 +222,10 @@ impl Engine {
                 .filter(|f| f.gpu == g.info.index)
                 .cloned()
                 .collect();
+            // Host evidence (DataLoader workers) for starvation findings.
+            for f in &mut g.findings {
+                crate::host::annotate_finding(f, &g.processes, &self.host);
+            }
         }
         self.last_sample = Some(Arc::new(sample));
         events

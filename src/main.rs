@@ -32,7 +32,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             let _ = BackendKind::Auto;
-            let live = Live::start(backend, settings.engine.clone(), HostProbe::new());
+            let host = HostProbe::for_backend(&backend.system().backend);
+            let live = Live::start(backend, settings.engine.clone(), host);
             gpulse::tui::run(live, &settings)?;
             Ok(ExitCode::SUCCESS)
         }

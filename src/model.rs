@@ -201,6 +201,14 @@ pub struct GpuProcess {
     /// False when the PID could not be found on this host (e.g. inside a container).
     #[serde(default = "default_true")]
     pub resolved: bool,
+    /// This process's PID as seen here, when it differs from `pid` (NVML reports host PIDs; inside
+    /// a container the same process has another PID).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_pid: Option<u32>,
+    /// The PID inside the process's own (innermost) PID namespace, when it differs from `pid`
+    /// (e.g. `7` for a job running in a container, seen from the host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_pid: Option<u32>,
     /// Host processes started by this one (DataLoader workers are children of the training process).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<HostProcess>,
@@ -265,6 +273,23 @@ pub struct HostReading {
     pub iowait_percent: Option<f64>,
 }
 
+/// Host figures that do not fit the small `Copy` [`HostReading`] (the host panel's detail).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct HostDetail {
+    /// Busy percent of each core since the previous tick, in `/proc/stat` order (`cpu0`, `cpu1`, ...).
+    /// Empty before the second reading or when the host is not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_core_percent: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load5: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load15: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_used_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_total_bytes: Option<u64>,
+}
+
 /// Everything read at one tick.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Sample {
@@ -272,6 +297,9 @@ pub struct Sample {
     pub gpus: Vec<GpuReading>,
     #[serde(default)]
     pub host: HostReading,
+    /// Per-core CPU and other host-panel detail.
+    #[serde(default)]
+    pub host_detail: HostDetail,
     /// Wall time the sampler spent on this tick, seconds (the monitor's own cost).
     #[serde(default)]
     pub sample_duration_s: Option<f64>,

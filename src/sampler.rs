@@ -174,6 +174,7 @@ impl Sampler {
             t: now,
             gpus,
             host: Default::default(),
+            host_detail: Default::default(),
             sample_duration_s: None,
         };
         self.host.fill(&mut sample);

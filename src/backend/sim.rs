@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Backend, DeviceError, DeviceSampler};
 use crate::model::{
-    throttle, DeviceInfo, GpuProcess, GpuReading, GpuStatus, Metrics, ProcessKind, SystemInfo,
-    UnixTime, UtilWindow, Vendor,
+    throttle, DeviceInfo, GpuProcess, GpuReading, GpuStatus, HostProcess, Metrics, ProcessKind,
+    SystemInfo, UnixTime, UtilWindow, Vendor,
 };
 
 /// The driver's utilization window on the H200.
@@ -317,6 +317,42 @@ impl SimDevice {
         self.phase + (k as f64 + 1.0) * DRIVER_WINDOW_S
     }
 
+    /// The training process's DataLoader workers (forked, so they share its command line).
+    /// Starving jobs on GPUs 0-1, 4-5, ... have CPU-saturated workers; on GPUs 2-3, 6-7, ...
+    /// workers waiting on disk. Healthy and checkpointing jobs have a few mostly idle workers. The
+    /// worker count depends on the seed (through the PID) and the GPU; the jitter on the tick too.
+    fn sim_workers(&self, now: UnixTime, command: &str) -> Vec<HostProcess> {
+        let mut fixed = Rng::new(u64::from(self.pid) * 31 + u64::from(self.index));
+        let mut tick = Rng::new(
+            u64::from(self.pid) * 1_000_003 + ((now - self.start).max(0.0) * 4.0).round() as u64,
+        );
+        let io_bound = (self.index / 2) % 2 == 1;
+        let many = 4 + (fixed.next_u64() % 5) as u32;
+        // (workers, CPU range, the share of ticks a worker is in `busy_state`, busy_state)
+        let (count, cpu, busy_share, busy_state) = match self.job.kind {
+            Scenario::Starving if io_bound => (many, (2.0, 12.0), 0.85, 'D'),
+            Scenario::Starving => (many, (92.0, 100.0), 0.9, 'R'),
+            Scenario::Healthy => (2, (8.0, 30.0), 0.2, 'R'),
+            Scenario::Checkpoint => (4, (15.0, 40.0), 0.3, 'R'),
+            _ => return Vec::new(),
+        };
+        let rss = (fixed.range(1.0, 2.0) * GIB as f64) as u64;
+        (1..=count)
+            .map(|k| HostProcess {
+                pid: self.pid + k,
+                ppid: Some(self.pid),
+                cpu_percent: Some((tick.range(cpu.0, cpu.1) * 10.0).round() / 10.0),
+                state: Some(if tick.f64() < busy_share {
+                    busy_state
+                } else {
+                    'S'
+                }),
+                rss_bytes: Some(rss),
+                command: Some(command.to_string()),
+            })
+            .collect()
+    }
+
     fn reading(&mut self, now: UnixTime) -> GpuReading {
         let rel = (now - self.start).max(0.0);
         self.job.extend(rel + 1.0);
@@ -395,6 +431,12 @@ impl SimDevice {
         let processes = if idle_job {
             Vec::new()
         } else {
+            let main_cpu = match self.job.kind {
+                Scenario::HostBound => 99.0,
+                Scenario::Starving => 35.0 + self.noise.range(0.0, 10.0),
+                _ => 100.0 + self.noise.range(0.0, 15.0),
+            };
+            let command = format!("python train.py --job {}", self.job.kind.as_str());
             vec![GpuProcess {
                 pid: self.pid,
                 kind: ProcessKind::Compute,
@@ -402,16 +444,14 @@ impl SimDevice {
                 gpu_memory_bytes: Some(mem_used.saturating_sub(512 * MIB)),
                 sm_util: Some((sm_active * 100.0).round()),
                 mem_util: Some((recent * 40.0).round()),
-                cpu_percent: Some(match self.job.kind {
-                    Scenario::HostBound => 99.0,
-                    Scenario::Starving => 35.0 + self.noise.range(0.0, 10.0),
-                    _ => 100.0 + self.noise.range(0.0, 15.0),
-                }),
+                cpu_percent: Some(main_cpu),
                 rss_bytes: Some(6 * GIB),
                 running_s: Some(rel + 600.0),
-                command: Some(format!("python train.py --job {}", self.job.kind.as_str())),
+                children: self.sim_workers(now, &command),
+                command: Some(command),
                 resolved: true,
-                children: Vec::new(),
+                local_pid: None,
+                namespace_pid: None,
             }]
         };
 

@@ -1,13 +1,48 @@
 //! The host side: whole-machine CPU, memory and load, and who the GPU processes are.
 //!
-//! Read from procfs (a root directory that tests can point at a fixture tree).
+//! Read from procfs (a root directory that tests can point at a fixture tree). Each tick the probe
+//! reads `/proc/stat`, `meminfo`, `loadavg` and `uptime`; when the backend reports GPU processes it
+//! also reads every process's `stat` (at most once per [`TREE_INTERVAL_S`], re-reading only the GPU
+//! processes and their descendants in between) to find each GPU process's children (DataLoader
+//! workers) and everyone's CPU rate.
+//!
+//! For front ends:
+//! - [`process_rows`] with a [`ProcessView`] (sort [`SortKey`], filter text, tree mode) turns the
+//!   snapshot's `GpuProcess`es into [`ProcessRow`]s; [`state_name`] and [`format_running`] give words.
+//! - [`Signaller`] (built from `SystemInfo::backend` and `Settings::readonly`) answers
+//!   `can_signal(pid)` for a confirmation dialog and sends [`Signal::Term`] / [`Signal::Kill`];
+//!   [`signal_target`] gives the PID to signal for a GPU process (its PID here inside a container).
+//! - The host panel reads `Snapshot::host` ([`HostReading`]) and `Sample::host_detail`
+//!   ([`HostDetail`]: per-core CPU, load 5/15, swap).
+//! - [`annotate_finding`] adds DataLoader evidence to input-starvation and erratic-stalls findings
+//!   (the engine calls it every tick); [`loader_evidence`] gives the numbers alone.
+
+pub mod evidence;
+pub mod procfs;
+pub mod resolve;
+pub mod rows;
+pub mod signal;
+pub mod table;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-use crate::model::{GpuProcess, HostReading, Sample};
+use crate::model::{GpuProcess, HostDetail, HostProcess, HostReading, Sample};
+use resolve::Resolution;
+use table::{CpuRates, ProcTable};
 
-/// CPU jiffies from `/proc/stat`'s first line.
+pub use evidence::{annotate_finding, loader_evidence, LoaderEvidence, LoaderVerdict};
+pub use rows::{format_running, process_rows, state_name, ProcessRow, ProcessView, SortKey};
+pub use signal::{can_signal, send, signal_target, Signal, SignalError, Signaller};
+
+/// Seconds between full scans of the process tree.
+pub const TREE_INTERVAL_S: f64 = 1.0;
+
+/// Seconds between attempts to find PIDs that could not be found.
+pub const RESOLVE_RETRY_S: f64 = 10.0;
+
+/// CPU jiffies from one `/proc/stat` cpu line.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct CpuTimes {
     busy: u64,
@@ -15,53 +50,247 @@ struct CpuTimes {
     total: u64,
 }
 
+/// Who a process is; does not change while it lives.
+#[derive(Debug, Clone, Default)]
+struct Identity {
+    uid: Option<u32>,
+    command: Option<String>,
+    /// The last `NSpid` field: its PID in its own namespace.
+    innermost_pid: Option<u32>,
+}
+
 /// Reads host figures each tick and fills in what the GPU backend cannot know about processes.
 #[derive(Debug)]
 pub struct HostProbe {
     root: Option<PathBuf>,
+    passwd: PathBuf,
+    /// Whether GPU processes are looked up here (not for simulated or replayed PIDs).
+    enrich_processes: bool,
     last_cpu: Option<CpuTimes>,
+    last_cores: Vec<CpuTimes>,
     users: HashMap<u32, String>,
+    /// (pid, starttime) -> who it is: read once per process lifetime.
+    identities: HashMap<(u32, u64), Identity>,
+    table: ProcTable,
+    rates: CpuRates,
+    last_full_scan: Option<f64>,
+    /// When PIDs were last resolved (unresolved ones are retried every [`RESOLVE_RETRY_S`]).
+    last_resolve: Option<f64>,
+    resolutions: HashMap<u32, Resolution>,
+    clock_ticks_per_s: f64,
+    page_size: u64,
+    epoch: Instant,
 }
 
 impl HostProbe {
-    /// Read the real `/proc`.
+    /// Read the real `/proc`, and look GPU processes up in it.
     pub fn new() -> Self {
         Self::with_root("/proc")
     }
 
+    /// The probe for a backend by its name (`SystemInfo::backend`): host figures always; process
+    /// details only for live backends (`nvml`, `rocm`), whose PIDs are this machine's. Simulated
+    /// and replayed processes carry their own details and their PIDs mean nothing here.
+    pub fn for_backend(backend: &str) -> Self {
+        let mut p = Self::new();
+        p.enrich_processes = matches!(backend, "nvml" | "rocm");
+        p
+    }
+
     /// Read a procfs tree at `root` (tests use fixture trees).
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
+        // SAFETY: sysconf only reads a system constant.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        // SAFETY: as above.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         HostProbe {
             root: Some(root.into()),
+            passwd: PathBuf::from("/etc/passwd"),
+            enrich_processes: true,
             last_cpu: None,
+            last_cores: Vec::new(),
             users: HashMap::new(),
+            identities: HashMap::new(),
+            table: ProcTable::default(),
+            rates: CpuRates::new(if hz > 0 { hz as f64 } else { 100.0 }),
+            last_full_scan: None,
+            last_resolve: None,
+            resolutions: HashMap::new(),
+            clock_ticks_per_s: if hz > 0 { hz as f64 } else { 100.0 },
+            page_size: if page > 0 { page as u64 } else { 4096 },
+            epoch: Instant::now(),
         }
     }
 
     /// Read nothing (host figures absent).
     pub fn disabled() -> Self {
-        HostProbe {
-            root: None,
-            last_cpu: None,
-            users: HashMap::new(),
-        }
+        let mut p = Self::with_root("/proc");
+        p.root = None;
+        p
+    }
+
+    /// Map uids to names with this `passwd` file instead of `/etc/passwd`.
+    pub fn with_passwd(mut self, path: impl Into<PathBuf>) -> Self {
+        self.passwd = path.into();
+        self
+    }
+
+    /// Whether GPU processes are looked up in procfs.
+    pub fn enriches_processes(&self) -> bool {
+        self.enrich_processes
+    }
+
+    /// The latest full process table (for tools and benchmarks).
+    pub fn table(&self) -> &ProcTable {
+        &self.table
     }
 
     /// Fill the host section and the processes' missing fields.
     pub fn fill(&mut self, sample: &mut Sample) {
+        let now = self.epoch.elapsed().as_secs_f64();
+        self.fill_at(sample, now);
+    }
+
+    /// [`fill`](Self::fill) with the monotonic time given (seconds; tests drive it).
+    pub fn fill_at(&mut self, sample: &mut Sample, now: f64) {
         let Some(root) = self.root.clone() else {
             return;
         };
-        sample.host = self.read_host(&root);
+        let (host, detail) = self.read_host(&root);
+        sample.host = host;
+        sample.host_detail = detail;
+        if !self.enrich_processes {
+            return;
+        }
+        let wanted: Vec<(u32, u32)> = sample
+            .gpus
+            .iter()
+            .flat_map(|g| g.processes.iter().map(move |p| (g.index, p.pid)))
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        self.update_table(&root, &wanted, now);
+        let uptime = read_uptime(&root);
         for gpu in &mut sample.gpus {
             for p in &mut gpu.processes {
-                self.enrich(&root, p);
+                self.enrich(&root, p, uptime);
             }
         }
     }
 
-    fn read_host(&mut self, root: &Path) -> HostReading {
+    fn update_table(&mut self, root: &Path, wanted: &[(u32, u32)], now: f64) {
+        let due = self
+            .last_full_scan
+            .is_none_or(|t| now - t >= TREE_INTERVAL_S - 1e-9);
+        let new_pid = wanted
+            .iter()
+            .any(|(_, pid)| !self.resolutions.contains_key(pid));
+        if due || new_pid {
+            self.table = ProcTable::scan(root, &mut self.rates, now);
+            self.last_full_scan = Some(now);
+            let table = &self.table;
+            let vanished = self
+                .resolutions
+                .iter()
+                .any(|(pid, r)| r.local_pid(*pid).is_some_and(|l| table.get(l).is_none()));
+            let retry_unresolved = self.last_resolve.is_none_or(|t| now - t >= RESOLVE_RETRY_S)
+                && self
+                    .resolutions
+                    .values()
+                    .any(|r| *r == Resolution::Unresolved);
+            let mut unique: Vec<u32> = wanted.iter().map(|(_, p)| *p).collect();
+            unique.sort_unstable();
+            unique.dedup();
+            if new_pid || vanished || retry_unresolved || self.resolutions.len() != unique.len() {
+                self.resolutions =
+                    resolve::resolve_all(root, &self.table, wanted, Some(std::process::id()));
+                self.last_resolve = Some(now);
+            }
+            let table = &self.table;
+            self.identities.retain(|(pid, start), _| {
+                table.get(*pid).is_some_and(|e| e.stat.starttime == *start)
+            });
+            return;
+        }
+        let mut tracked: Vec<u32> = Vec::new();
+        for (pid, r) in &self.resolutions {
+            if let Some(local) = r.local_pid(*pid) {
+                tracked.push(local);
+                tracked.extend(self.table.descendants(local).iter().map(|e| e.stat.pid));
+            }
+        }
+        self.table.refresh(root, &tracked, &mut self.rates, now);
+    }
+
+    fn identity(&mut self, root: &Path, pid: u32, starttime: u64) -> Identity {
+        if let Some(id) = self.identities.get(&(pid, starttime)) {
+            return id.clone();
+        }
+        let status = procfs::read_status(root, pid).unwrap_or_default();
+        let id = Identity {
+            uid: status.uid,
+            command: procfs::read_cmdline(root, pid),
+            innermost_pid: status.nspid.last().copied(),
+        };
+        self.identities.insert((pid, starttime), id.clone());
+        id
+    }
+
+    fn enrich(&mut self, root: &Path, p: &mut GpuProcess, uptime: Option<f64>) {
+        let resolution = self
+            .resolutions
+            .get(&p.pid)
+            .copied()
+            .unwrap_or(Resolution::Unresolved);
+        let local = resolution.local_pid(p.pid);
+        let Some(entry) = local.and_then(|l| self.table.get(l)).cloned() else {
+            p.resolved = false;
+            return;
+        };
+        p.resolved = true;
+        let local = entry.stat.pid;
+        if local != p.pid {
+            p.local_pid = Some(local);
+        }
+        let id = self.identity(root, local, entry.stat.starttime);
+        if p.user.is_none() {
+            p.user = id.uid.map(|u| self.user_name(u));
+        }
+        if p.command.is_none() {
+            p.command = id
+                .command
+                .or_else(|| Some(format!("[{}]", entry.stat.comm)));
+        }
+        if p.namespace_pid.is_none() {
+            p.namespace_pid = id.innermost_pid.filter(|ns| *ns != p.pid && *ns != local);
+        }
+        p.cpu_percent = p.cpu_percent.or(entry.cpu_percent);
+        p.rss_bytes = p.rss_bytes.or(Some(entry.stat.rss_pages * self.page_size));
+        p.running_s = p.running_s.or_else(|| {
+            uptime.map(|up| (up - entry.stat.starttime as f64 / self.clock_ticks_per_s).max(0.0))
+        });
+        let kids: Vec<table::ProcEntry> =
+            self.table.descendants(local).into_iter().cloned().collect();
+        p.children = kids
+            .into_iter()
+            .map(|k| {
+                let cmd = self.identity(root, k.stat.pid, k.stat.starttime).command;
+                HostProcess {
+                    pid: k.stat.pid,
+                    ppid: Some(k.stat.ppid),
+                    cpu_percent: k.cpu_percent,
+                    state: Some(k.stat.state),
+                    rss_bytes: Some(k.stat.rss_pages * self.page_size),
+                    command: cmd.or_else(|| Some(format!("[{}]", k.stat.comm))),
+                }
+            })
+            .collect();
+    }
+
+    fn read_host(&mut self, root: &Path) -> (HostReading, HostDetail) {
         let mut h = HostReading::default();
+        let mut d = HostDetail::default();
         if let Ok(stat) = std::fs::read_to_string(root.join("stat")) {
             if let Some(now) = parse_cpu_line(&stat) {
                 if let Some(prev) = self.last_cpu {
@@ -75,14 +304,29 @@ impl HostProbe {
                 }
                 self.last_cpu = Some(now);
             }
-            h.cpu_count = Some(
-                stat.lines()
-                    .filter(|l| {
-                        l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
+            let cores: Vec<CpuTimes> = stat
+                .lines()
+                .filter(|l| {
+                    l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
+                })
+                .filter_map(parse_cpu_fields)
+                .collect();
+            h.cpu_count = Some(cores.len() as u32).filter(|n| *n > 0);
+            if self.last_cores.len() == cores.len() {
+                d.per_core_percent = cores
+                    .iter()
+                    .zip(&self.last_cores)
+                    .map(|(now, prev)| {
+                        let dt = now.total.saturating_sub(prev.total);
+                        if dt == 0 {
+                            0.0
+                        } else {
+                            now.busy.saturating_sub(prev.busy) as f64 * 100.0 / dt as f64
+                        }
                     })
-                    .count() as u32,
-            )
-            .filter(|n| *n > 0);
+                    .collect();
+            }
+            self.last_cores = cores;
         }
         if let Ok(mem) = std::fs::read_to_string(root.join("meminfo")) {
             let field = |name: &str| {
@@ -96,57 +340,27 @@ impl HostProbe {
             if let (Some(t), Some(a)) = (h.memory_total_bytes, field("MemAvailable:")) {
                 h.memory_used_bytes = Some(t.saturating_sub(a));
             }
+            d.swap_total_bytes = field("SwapTotal:");
+            if let (Some(t), Some(f)) = (d.swap_total_bytes, field("SwapFree:")) {
+                d.swap_used_bytes = Some(t.saturating_sub(f));
+            }
         }
         if let Ok(load) = std::fs::read_to_string(root.join("loadavg")) {
-            h.load1 = load.split_whitespace().next().and_then(|v| v.parse().ok());
+            let mut f = load.split_whitespace().map(|v| v.parse::<f64>().ok());
+            h.load1 = f.next().flatten();
+            d.load5 = f.next().flatten();
+            d.load15 = f.next().flatten();
         }
-        h
-    }
-
-    fn enrich(&mut self, root: &Path, p: &mut GpuProcess) {
-        let dir = root.join(p.pid.to_string());
-        let Ok(status) = std::fs::read_to_string(dir.join("status")) else {
-            if p.command.is_none() {
-                p.resolved = false;
-            }
-            return;
-        };
-        if p.user.is_none() {
-            let uid = status
-                .lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u32>().ok());
-            if let Some(uid) = uid {
-                p.user = Some(self.user_name(uid));
-            }
-        }
-        if p.command.is_none() {
-            if let Ok(cmd) = std::fs::read(dir.join("cmdline")) {
-                let s: Vec<String> = cmd
-                    .split(|b| *b == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect();
-                if !s.is_empty() {
-                    p.command = Some(s.join(" "));
-                }
-            }
-        }
+        (h, d)
     }
 
     fn user_name(&mut self, uid: u32) -> String {
         if let Some(n) = self.users.get(&uid) {
             return n.clone();
         }
-        let name = std::fs::read_to_string("/etc/passwd")
+        let name = std::fs::read_to_string(&self.passwd)
             .ok()
-            .and_then(|pw| {
-                pw.lines().find_map(|l| {
-                    let f: Vec<&str> = l.split(':').collect();
-                    (f.len() > 2 && f[2] == uid.to_string()).then(|| f[0].to_string())
-                })
-            })
+            .and_then(|pw| procfs::user_from_passwd(&pw, uid))
             .unwrap_or_else(|| uid.to_string());
         self.users.insert(uid, name.clone());
         name
@@ -159,8 +373,26 @@ impl Default for HostProbe {
     }
 }
 
+/// Seconds since boot, from `ROOT/uptime`.
+fn read_uptime(root: &Path) -> Option<f64> {
+    std::fs::read_to_string(root.join("uptime"))
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// How a process that cannot be found here is shown: "pid 12345 (not visible here)".
+pub fn unresolved_label(pid: u32) -> String {
+    format!("pid {pid} (not visible here)")
+}
+
 fn parse_cpu_line(stat: &str) -> Option<CpuTimes> {
-    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    parse_cpu_fields(stat.lines().find(|l| l.starts_with("cpu "))?)
+}
+
+fn parse_cpu_fields(line: &str) -> Option<CpuTimes> {
     let v: Vec<u64> = line
         .split_whitespace()
         .skip(1)

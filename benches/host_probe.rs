@@ -1,0 +1,138 @@
+//! Cost of the host probe per tick with 500+ processes on the real `/proc`: a full tree scan (once
+//! per second) and the ticks in between (only the GPU process and its workers re-read).
+//!
+//! Run: `cargo bench --bench host_probe`
+
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gpulse::host::HostProbe;
+use gpulse::model::{GpuProcess, GpuReading, Sample};
+
+/// CPU time this thread has used (wall time on a shared, loaded machine mostly measures waiting).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Wall and CPU time of one call.
+fn timed(f: impl FnOnce()) -> (Duration, Duration) {
+    let (w, c) = (Instant::now(), thread_cpu());
+    f();
+    (w.elapsed(), thread_cpu() - c)
+}
+
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            // SAFETY: kill our own child's process group.
+            unsafe {
+                libc::kill(-(c.id() as libc::pid_t), libc::SIGKILL);
+            }
+            let _ = c.wait();
+        }
+    }
+}
+
+fn spawn(script: &str) -> Child {
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("spawn sh")
+}
+
+fn sample_for(pid: u32) -> Sample {
+    Sample {
+        gpus: vec![GpuReading {
+            index: 0,
+            processes: vec![GpuProcess {
+                pid,
+                resolved: true,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn main() {
+    let mut kids = Children(Vec::new());
+    // A "training process" with 8 sleeping workers.
+    kids.0
+        .push(spawn("for i in 1 2 3 4 5 6 7 8; do sleep 300 & done; wait"));
+    // Background processes to reach 500+.
+    for _ in 0..10 {
+        kids.0.push(spawn(
+            "i=0; while [ $i -lt 50 ]; do sleep 300 & i=$((i+1)); done; wait",
+        ));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let trainer = kids.0[0].id();
+    let total = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .count();
+
+    let mut probe = HostProbe::new();
+    let mut now = 0.0;
+    let mut s = sample_for(trainer);
+    probe.fill_at(&mut s, now);
+    let workers = s.gpus[0].processes[0].children.len();
+
+    let rounds = 200;
+    let mut full = (Duration::ZERO, Duration::ZERO);
+    let mut between = (Duration::ZERO, Duration::ZERO);
+    let mut host = (Duration::ZERO, Duration::ZERO);
+    let add = |acc: &mut (Duration, Duration), d: (Duration, Duration)| {
+        acc.0 += d.0;
+        acc.1 += d.1;
+    };
+    let mut host_only = HostProbe::for_backend("sim");
+    for _ in 0..rounds {
+        now += 1.0;
+        let mut s = sample_for(trainer);
+        add(&mut full, timed(|| probe.fill_at(&mut s, now)));
+        now += 0.25;
+        let mut s = sample_for(trainer);
+        add(&mut between, timed(|| probe.fill_at(&mut s, now)));
+        let mut s = sample_for(trainer);
+        add(&mut host, timed(|| host_only.fill(&mut s)));
+    }
+    let us = |d: Duration| d.as_secs_f64() * 1e6 / rounds as f64;
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("processes in /proc: {total}; the GPU process has {workers} children");
+    println!("load average: {}", load.trim());
+    println!("                                          wall us/tick   CPU us/tick");
+    for (name, d) in [
+        ("host figures only (no GPU processes)", host),
+        ("tick with a full tree scan (1/s)", full),
+        ("tick between scans (tracked pids only)", between),
+    ] {
+        println!("{name:40} {:12.1} {:13.1}", us(d.0), us(d.1));
+    }
+    println!(
+        "mean per 250 ms tick (1 full + 3 between per second): wall {:.1} us, CPU {:.1} us",
+        (us(full.0) + 3.0 * us(between.0)) / 4.0,
+        (us(full.1) + 3.0 * us(between.1)) / 4.0
+    );
+}
