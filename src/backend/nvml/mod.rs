@@ -20,7 +20,7 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::{Backend, DeviceSampler};
 use crate::model::{DeviceInfo, SystemInfo, Vendor};
-pub use device::NvmlDeviceSampler;
+pub use device::{sample_value, NvmlDeviceSampler};
 use errors::open_error;
 pub use errors::NvmlOpenError;
 pub use merge::SampleBufferMerger;
@@ -70,7 +70,7 @@ impl NvmlBackend {
             let device = nvml
                 .device_by_index(index)
                 .map_err(|e| open_error("device_by_index", e))?;
-            let info = device_info(index, &device);
+            let info = device_info_of(index, &device);
             infos.push(info.clone());
             devices.push(Box::new(NvmlDeviceSampler::new(nvml, device, info)));
         }
@@ -106,7 +106,7 @@ pub fn has_fan(answer: &Result<u32, NvmlError>) -> Option<bool> {
 }
 
 /// The static facts of one GPU, each absent where the call fails.
-fn device_info(index: u32, d: &Device<'static>) -> DeviceInfo {
+pub fn device_info_of(index: u32, d: &Device<'static>) -> DeviceInfo {
     let mw = |r: Result<u32, NvmlError>| r.ok().map(|v| v as f64 / 1000.0);
     DeviceInfo {
         index,
