@@ -231,4 +231,50 @@ mod tests {
         assert_eq!(json["checks"][3]["status"], "fail");
         assert_eq!(json["checks"][1]["advice"], "look");
     }
+
+    struct Changing {
+        calls: u32,
+    }
+
+    impl DoctorFacts for Changing {
+        fn driver(&self) -> facts::DriverFacts {
+            facts::DriverFacts::default()
+        }
+        fn gpus(&mut self) -> Vec<GpuFacts> {
+            self.calls += 1;
+            // Idle with a trained-down link first, then busy at full link with a power cap.
+            let busy = self.calls > 1;
+            vec![GpuFacts {
+                index: 0,
+                util: Some(if busy { 97.0 } else { 0.0 }),
+                pcie_gen: Some(if busy { 5 } else { 1 }),
+                pcie_width: Some(16),
+                throttle: Some(if busy {
+                    crate::model::throttle::SW_POWER_CAP
+                } else {
+                    crate::model::throttle::GPU_IDLE
+                }),
+                ..Default::default()
+            }]
+        }
+    }
+
+    #[test]
+    fn under_load_keeps_the_busiest_reading_and_every_throttle_reason_seen() {
+        let mut f = Changing { calls: 0 };
+        let now = observe(&mut f, None);
+        assert_eq!(now[0].readings, 1);
+        assert_eq!(now[0].busiest.pcie_gen, Some(1));
+
+        let mut f = Changing { calls: 0 };
+        let o = observe(&mut f, Some(Duration::from_millis(1100)));
+        assert!(o[0].readings >= 3, "{}", o[0].readings);
+        assert_eq!(o[0].busiest.pcie_gen, Some(5));
+        assert_eq!(o[0].busiest.util, Some(97.0));
+        assert_eq!(
+            o[0].throttle_seen,
+            Some(crate::model::throttle::SW_POWER_CAP | crate::model::throttle::GPU_IDLE)
+        );
+        assert!(o[0].window_s.is_some_and(|s| s >= 1.1));
+    }
 }

@@ -251,4 +251,35 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].util, 100.0);
     }
+
+    proptest::proptest! {
+        /// However the stream of windows is cut into reads (overlapping, repeated, shuffled,
+        /// some empty), every window after the first read comes out exactly once, in order.
+        #[test]
+        fn any_sequence_of_overlapping_reads_yields_each_window_once(
+            cuts in proptest::collection::vec((0usize..6, 0usize..4, proptest::bool::ANY), 1..60),
+        ) {
+            let total: usize = cuts.iter().map(|c| c.0).sum::<usize>() + 1;
+            let stream: Vec<(u64, f64)> =
+                (0..total).map(|i| (BOOT_US + i as u64 * 200_000, (i % 101) as f64)).collect();
+            let mut m = SampleBufferMerger::new();
+            let mut got = m.merge(&stream[..1], NOW0);
+            let mut end: usize = 1;
+            for (new, overlap, reverse) in cuts {
+                let start = end.saturating_sub(overlap);
+                end += new;
+                let mut read: Vec<(u64, f64)> = stream[start..end].to_vec();
+                read.extend_from_slice(&stream[start..end.min(start + 1)]);
+                if reverse {
+                    read.reverse();
+                }
+                let now = NOW0 + (end - 1) as f64 * 0.2 + 0.05;
+                got.extend(m.merge(&read, now));
+            }
+            let utils: Vec<f64> = got.iter().map(|w| w.util).collect();
+            let want: Vec<f64> = stream.iter().map(|s| s.1).collect();
+            proptest::prop_assert_eq!(utils, want);
+            proptest::prop_assert!(got.windows(2).all(|p| p[1].t > p[0].t));
+        }
+    }
 }
