@@ -30,6 +30,9 @@ fn doctor(settings: &Settings, args: &gpulse::cli::DoctorArgs) -> ExitCode {
         under_load: args.under_load.map(std::time::Duration::from_secs_f64),
         probe_timeout: std::time::Duration::from_secs_f64(args.probe_timeout),
     };
+    if let Some(s) = args.under_load {
+        eprintln!("gpulse doctor: sampling the GPUs for {s:.0} s while your job runs...");
+    }
     let report = doctor::run(facts.as_mut(), &env, &opts);
     if args.json {
         println!("{}", report.to_json());

@@ -168,3 +168,20 @@ fn under_load_samples_for_the_window_and_says_so() {
         .stdout(predicate::str::contains("GPU 0 throttling"))
         .stdout(predicate::str::contains("during 1 s under load"));
 }
+
+#[test]
+fn a_libcuda_on_ld_library_path_is_flagged_as_shadowing_the_driver() {
+    let dir = fixtures().join("shadow_libcuda");
+    doctor("healthy", &[])
+        .env("LD_LIBRARY_PATH", &dir)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("[warn] ⚠ LD_LIBRARY_PATH"))
+        .stdout(predicate::str::contains(format!(
+            "libcuda found in {}",
+            dir.display()
+        )))
+        .stdout(predicate::str::contains(
+            "remove that directory from LD_LIBRARY_PATH",
+        ));
+}

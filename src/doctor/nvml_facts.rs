@@ -111,6 +111,7 @@ fn gpu_facts(index: u32, d: &Device<'static>, env: &DoctorEnv) -> GpuFacts {
     g.temp_c = d.temperature(TemperatureSensor::Gpu).ok().map(f64::from);
     let mut procs = d.running_compute_processes().unwrap_or_default();
     procs.extend(d.running_graphics_processes().unwrap_or_default());
+    procs.sort_by_key(|p| p.pid);
     procs.dedup_by_key(|p| p.pid);
     g.processes = procs
         .iter()
