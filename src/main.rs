@@ -24,7 +24,8 @@ fn doctor(settings: &Settings, args: &gpulse::cli::DoctorArgs) -> ExitCode {
     let env = DoctorEnv::from_process();
     let mut facts: Box<dyn facts::DoctorFacts> = match settings.backend {
         BackendKind::Sim => Box::new(facts::SimFacts::new(&settings.sim)),
-        BackendKind::Nvml | BackendKind::Auto => Box::new(NvmlFacts::open(&env)),
+        // Doctor checks the NVIDIA stack whenever the facts are not simulated.
+        _ => Box::new(NvmlFacts::open(&env)),
     };
     let opts = DoctorOptions {
         under_load: args.under_load.map(std::time::Duration::from_secs_f64),

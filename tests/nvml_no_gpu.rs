@@ -24,16 +24,16 @@ fn backend_nvml_without_a_driver_exits_2_with_one_clear_message() {
             .assert()
             .code(2)
             .stdout(predicate::str::is_empty())
-            .stderr(predicate::str::contains("no NVIDIA GPU could be opened"))
+            .stderr(predicate::str::contains("GPU could be opened"))
             .stderr(predicate::str::contains("libnvidia-ml.so.1"))
             .stderr(predicate::str::contains("gpulse demo"))
             .stderr(predicate::str::contains("panicked").not())
             .stderr(predicate::str::contains("stack backtrace").not());
         let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         assert!(
-            stderr.contains("could not be loaded") || stderr.contains("driver"),
+            stderr.contains("libnvidia-ml.so.1 could not be loaded"),
             "says what failed: {stderr}"
         );
-        assert!(stderr.lines().count() <= 5, "one short message: {stderr}");
+        assert!(stderr.lines().count() <= 8, "one short message: {stderr}");
     }
 }

@@ -97,7 +97,7 @@ impl Report {
                 c.found
             ));
             if !c.advice.is_empty() {
-                out.push_str(&format!("{:>10}{:<width$}  -> {}\n", "", "", c.advice));
+                out.push_str(&format!("{:>9}{:<width$}  -> {}\n", "", "", c.advice));
             }
         }
         let count = |s: Status| self.checks.iter().filter(|c| c.status == s).count();
