@@ -120,7 +120,7 @@ fn gpu_facts(index: u32, d: &Device<'static>, env: &DoctorEnv) -> GpuFacts {
             ProcessFacts {
                 pid: p.pid,
                 user: uid.map(|u| u.to_string()),
-                other_user: uid.map(|u| u != env.uid && env.uid != 0),
+                other_user: uid.map(|u| u != env.uid),
                 memory_bytes: match p.used_gpu_memory {
                     UsedGpuMemory::Used(b) => Some(b),
                     UsedGpuMemory::Unavailable => None,
