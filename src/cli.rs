@@ -77,6 +77,24 @@ pub enum ColorChoice {
 pub enum Command {
     /// The dashboard on simulated GPUs (the same as `gpulse --backend sim`)
     Demo,
+    /// Check the stack from the driver up (driver, CUDA, frameworks, each GPU, host) and say what to fix
+    Doctor(DoctorArgs),
+}
+
+/// Options of `gpulse doctor`.
+#[derive(Debug, Args, Clone)]
+pub struct DoctorArgs {
+    /// Print `{"checks":[{"name","status","found","advice"}]}` instead of the checklist
+    #[arg(long)]
+    pub json: bool,
+
+    /// Sample this long while your job runs (e.g. `30s`) and judge the PCIe link and throttling then
+    #[arg(long, value_name = "SECONDS", value_parser = parse_duration)]
+    pub under_load: Option<f64>,
+
+    /// How long each framework probe (`python3 -c 'import torch'`, ...) may take
+    #[arg(long, value_name = "SECONDS", value_parser = parse_duration, default_value = "30")]
+    pub probe_timeout: f64,
 }
 
 /// Parse a duration such as `250ms`, `1.5s`, `2m`, `1h` or a bare number of seconds.

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod detector;
+pub mod doctor;
 pub mod engine;
 pub mod history;
 pub mod host;

@@ -19,6 +19,30 @@ fn main() -> ExitCode {
     }
 }
 
+fn doctor(settings: &Settings, args: &gpulse::cli::DoctorArgs) -> ExitCode {
+    use gpulse::doctor::{self, env::DoctorEnv, facts, nvml_facts::NvmlFacts, DoctorOptions};
+    let env = DoctorEnv::from_process();
+    let mut facts: Box<dyn facts::DoctorFacts> = match settings.backend {
+        BackendKind::Sim => Box::new(facts::SimFacts::new(&settings.sim)),
+        // Doctor checks the NVIDIA stack whenever the facts are not simulated.
+        _ => Box::new(NvmlFacts::open(&env)),
+    };
+    let opts = DoctorOptions {
+        under_load: args.under_load.map(std::time::Duration::from_secs_f64),
+        probe_timeout: std::time::Duration::from_secs_f64(args.probe_timeout),
+    };
+    if let Some(s) = args.under_load {
+        eprintln!("gpulse doctor: sampling the GPUs for {s:.0} s while your job runs...");
+    }
+    let report = doctor::run(facts.as_mut(), &env, &opts);
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    ExitCode::from(report.exit_code())
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let demo = matches!(cli.command, Some(Command::Demo));
     let settings = Settings::resolve(&cli.global, demo)?;
@@ -37,5 +61,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             gpulse::tui::run(live, &settings)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Doctor(args)) => Ok(doctor(&settings, &args)),
     }
 }

@@ -1,0 +1,94 @@
+//! Sampler cost per tick per GPU: the simulated backend always, NVML when a GPU answers.
+//!
+//! `cargo bench --bench sampler` prints one line per backend: mean, p50, p99 and max of one
+//! `DeviceSampler::sample` call. On NVML the ticks are 250 ms apart in real time (the driver's
+//! sample buffer and GPM need real time between reads), so that part takes ~15 s.
+
+use std::time::{Duration, Instant};
+
+use gpulse::backend::nvml::NvmlBackend;
+use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
+use gpulse::backend::{Backend, DeviceSampler};
+
+fn summary(name: &str, mut us: Vec<f64>) {
+    us.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| us[((us.len() - 1) as f64 * p).round() as usize];
+    let mean = us.iter().sum::<f64>() / us.len() as f64;
+    println!(
+        "{name:<28} per tick per GPU: mean {mean:>8.1} µs  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>8.1} µs  ({} calls)",
+        pct(0.5),
+        pct(0.99),
+        us[us.len() - 1],
+        us.len()
+    );
+}
+
+fn time_ticks(
+    devices: &mut [Box<dyn DeviceSampler>],
+    ticks: u32,
+    t0: f64,
+    step: f64,
+    real_time: bool,
+) -> Vec<f64> {
+    let mut us = Vec::new();
+    let start = Instant::now();
+    for k in 0..ticks {
+        if real_time {
+            let due = start + Duration::from_secs_f64(step * f64::from(k));
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        let now = if real_time {
+            gpulse::clock::now()
+        } else {
+            t0 + step * f64::from(k)
+        };
+        for d in devices.iter_mut() {
+            let s = Instant::now();
+            let r = d.sample(now);
+            us.push(s.elapsed().as_secs_f64() * 1e6);
+            if let Err(e) = r {
+                eprintln!("GPU {}: {e}", d.index());
+            }
+        }
+    }
+    us
+}
+
+fn main() {
+    let t0 = gpulse::clock::now();
+    let mut sim = SimBackend::new(SimConfig {
+        scenario: Scenario::Mixed,
+        gpus: 8,
+        seed: 1,
+        start: Some(t0),
+        hostname: Some("bench".into()),
+    });
+    let mut devices = sim.take_devices();
+    // Warm-up, then 2,400 ticks (10 minutes of simulated time at 250 ms) on 8 GPUs.
+    time_ticks(&mut devices, 40, t0, 0.25, false);
+    summary(
+        "sim (8 GPUs, mixed)",
+        time_ticks(&mut devices, 2400, t0 + 10.0, 0.25, false),
+    );
+
+    match NvmlBackend::open() {
+        Err(e) => println!("nvml                         not measured: {e}"),
+        Ok(mut b) => {
+            let n = b.system().devices.len();
+            let gpm = b
+                .system()
+                .devices
+                .iter()
+                .filter(|d| d.gpm_supported)
+                .count();
+            let mut devices = b.take_devices();
+            // The first tick reads the whole sample buffer and the first GPM sample: shown apart.
+            let first = time_ticks(&mut devices, 1, 0.0, 0.25, true);
+            summary("nvml first tick", first);
+            let us = time_ticks(&mut devices, 60, 0.0, 0.25, true);
+            summary(&format!("nvml ({n} GPU(s), {gpm} with GPM)"), us);
+        }
+    }
+}

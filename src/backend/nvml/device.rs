@@ -1,0 +1,396 @@
+//! One GPU's sampler: every tick's NVML calls, each metric absent where unsupported.
+
+use std::time::Instant;
+
+use nvml_wrapper::enum_wrappers::device::{Clock, PerformanceState, Sampling, TemperatureSensor};
+use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
+use nvml_wrapper::enums::gpm::GpmMetricId;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::gpm::{gpm_metrics_get, GpmSample};
+use nvml_wrapper::struct_wrappers::device::ProcessInfo;
+use nvml_wrapper::{Device, Nvml};
+
+use super::errors::{classify, Failure};
+use super::merge::SampleBufferMerger;
+use super::pcie::PcieReader;
+use crate::backend::{DeviceError, DeviceSampler};
+use crate::model::{DeviceInfo, GpuProcess, GpuReading, GpuStatus, Metrics, ProcessKind, UnixTime};
+
+/// The per-tick calls, each remembered once the GPU says it does not have it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Call {
+    Samples,
+    Utilization,
+    Power,
+    Temperature,
+    SmClock,
+    MemClock,
+    Fan,
+    PState,
+    PcieGen,
+    PcieWidth,
+    Throttle,
+    ComputeProcs,
+    GraphicsProcs,
+    ProcessUtil,
+    Gpm,
+}
+
+/// The set of calls not to make again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unsupported(u32);
+
+impl Unsupported {
+    pub fn has(self, c: Call) -> bool {
+        self.0 & (1 << c as u32) != 0
+    }
+    pub fn add(&mut self, c: Call) {
+        self.0 |= 1 << c as u32;
+    }
+}
+
+/// GPM metrics need two samples at least 100 ms apart.
+const GPM_MIN_GAP_S: f64 = 0.1;
+const GPM_METRICS: [GpmMetricId; 6] = [
+    GpmMetricId::SmUtil,
+    GpmMetricId::SmOccupancy,
+    GpmMetricId::AnyTensorUtil,
+    GpmMetricId::DramBwUtil,
+    GpmMetricId::PcieRxPerSec,
+    GpmMetricId::PcieTxPerSec,
+];
+const MIB: f64 = 1024.0 * 1024.0;
+
+pub struct NvmlDeviceSampler {
+    nvml: &'static Nvml,
+    device: Device<'static>,
+    info: DeviceInfo,
+    unsupported: Unsupported,
+    merger: SampleBufferMerger,
+    proc_util_seen: Option<u64>,
+    gpm_prev: Option<(GpmSample<'static>, Instant)>,
+    pcie: Option<PcieReader>,
+}
+
+impl NvmlDeviceSampler {
+    pub fn new(nvml: &'static Nvml, device: Device<'static>, info: DeviceInfo) -> Self {
+        let mut unsupported = Unsupported::default();
+        if info.has_fan != Some(true) {
+            unsupported.add(Call::Fan);
+        }
+        if !info.gpm_supported {
+            unsupported.add(Call::Gpm);
+        }
+        // Without GPM, PCIe throughput comes from the blocking call on its own thread.
+        let pcie = if info.gpm_supported {
+            None
+        } else {
+            nvml.device_by_index(info.index)
+                .ok()
+                .and_then(|d| PcieReader::start(info.index, d))
+        };
+        NvmlDeviceSampler {
+            nvml,
+            device,
+            info,
+            unsupported,
+            merger: SampleBufferMerger::new(),
+            proc_util_seen: None,
+            gpm_prev: None,
+            pcie,
+        }
+    }
+
+    /// Which calls this GPU turned out not to support.
+    pub fn unsupported(&self) -> Unsupported {
+        self.unsupported
+    }
+
+    /// Make one call unless known unsupported; a lost GPU is an error, anything else absent.
+    fn call<T>(
+        &mut self,
+        c: Call,
+        f: impl FnOnce(&Device<'static>) -> Result<T, NvmlError>,
+    ) -> Result<Option<T>, DeviceError> {
+        if self.unsupported.has(c) {
+            return Ok(None);
+        }
+        match f(&self.device) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => match classify(&e, false) {
+                Failure::Lost => Err(DeviceError::Lost(format!("{c:?}: {e}"))),
+                Failure::Unsupported => {
+                    tracing::debug!("GPU {}: {c:?} not supported ({e})", self.info.index);
+                    self.unsupported.add(c);
+                    Ok(None)
+                }
+                Failure::Absent => Ok(None),
+            },
+        }
+    }
+
+    fn gpm(&mut self, m: &mut Metrics) -> Result<(), DeviceError> {
+        let Some(new) = self.call(Call::Gpm, |d| d.gpm_sample())? else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let Some((prev, at)) = self.gpm_prev.take() else {
+            self.gpm_prev = Some((new, now));
+            return Ok(());
+        };
+        if now.duration_since(at).as_secs_f64() < GPM_MIN_GAP_S {
+            // Too close to the previous sample to measure: keep the older one.
+            self.gpm_prev = Some((prev, at));
+            return Ok(());
+        }
+        let results = gpm_metrics_get(self.nvml, &prev, &new, &GPM_METRICS);
+        self.gpm_prev = Some((new, now));
+        let results = match results {
+            Ok(r) => r,
+            Err(e) => {
+                return match classify(&e, false) {
+                    Failure::Lost => Err(DeviceError::Lost(format!("GPM: {e}"))),
+                    Failure::Unsupported => {
+                        self.unsupported.add(Call::Gpm);
+                        Ok(())
+                    }
+                    Failure::Absent => Ok(()),
+                }
+            }
+        };
+        for r in results.into_iter().flatten() {
+            let v = r.value;
+            if !v.is_finite() {
+                continue;
+            }
+            match r.metric_id {
+                GpmMetricId::SmUtil => m.sm_active = Some(v),
+                GpmMetricId::SmOccupancy => m.sm_occupancy = Some(v),
+                GpmMetricId::AnyTensorUtil => m.tensor_active = Some(v),
+                GpmMetricId::DramBwUtil => m.dram_active = Some(v),
+                GpmMetricId::PcieRxPerSec => m.pcie_rx_bytes_per_s = Some(v * MIB),
+                GpmMetricId::PcieTxPerSec => m.pcie_tx_bytes_per_s = Some(v * MIB),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn processes(&mut self) -> Result<Vec<GpuProcess>, DeviceError> {
+        let compute = self
+            .call(Call::ComputeProcs, |d| d.running_compute_processes())?
+            .unwrap_or_default();
+        let graphics = self
+            .call(Call::GraphicsProcs, |d| d.running_graphics_processes())?
+            .unwrap_or_default();
+        let mut procs = merge_processes(&compute, &graphics);
+        if procs.is_empty() {
+            return Ok(procs);
+        }
+        let seen = self.proc_util_seen;
+        // NotFound (no samples in the period) is absent this tick; a list names only the
+        // processes with non-zero utilization, so the others ran no kernels: 0 %.
+        if let Some(stats) = self.call(Call::ProcessUtil, |d| d.process_utilization_stats(seen))? {
+            for p in &mut procs {
+                let newest = stats
+                    .iter()
+                    .filter(|s| s.pid == p.pid)
+                    .max_by_key(|s| s.timestamp);
+                p.sm_util = Some(newest.map_or(0.0, |s| f64::from(s.sm_util)));
+                p.mem_util = Some(newest.map_or(0.0, |s| f64::from(s.mem_util)));
+            }
+            if let Some(ts) = stats.iter().map(|s| s.timestamp).max() {
+                self.proc_util_seen = Some(ts);
+            }
+        }
+        Ok(procs)
+    }
+}
+
+/// Compute and graphics processes, one entry per PID (compute first).
+pub fn merge_processes(compute: &[ProcessInfo], graphics: &[ProcessInfo]) -> Vec<GpuProcess> {
+    let mut out: Vec<GpuProcess> = Vec::new();
+    let tagged = compute
+        .iter()
+        .map(|p| (p, ProcessKind::Compute))
+        .chain(graphics.iter().map(|p| (p, ProcessKind::Graphics)));
+    for (p, kind) in tagged {
+        if out.iter().any(|o| o.pid == p.pid) {
+            continue;
+        }
+        out.push(GpuProcess {
+            pid: p.pid,
+            kind,
+            gpu_memory_bytes: match p.used_gpu_memory {
+                UsedGpuMemory::Used(b) => Some(b),
+                UsedGpuMemory::Unavailable => None,
+            },
+            ..Default::default()
+        });
+    }
+    out
+}
+
+/// A driver sample's value as a number.
+pub fn sample_value(v: &SampleValue) -> f64 {
+    match *v {
+        SampleValue::F64(x) => x,
+        SampleValue::U32(x) => f64::from(x),
+        SampleValue::U64(x) => x as f64,
+        SampleValue::I64(x) => x as f64,
+    }
+}
+
+/// P-state number (0 = highest performance); `None` for Unknown.
+pub fn pstate_number(p: PerformanceState) -> Option<u32> {
+    use PerformanceState::*;
+    Some(match p {
+        Zero => 0,
+        One => 1,
+        Two => 2,
+        Three => 3,
+        Four => 4,
+        Five => 5,
+        Six => 6,
+        Seven => 7,
+        Eight => 8,
+        Nine => 9,
+        Ten => 10,
+        Eleven => 11,
+        Twelve => 12,
+        Thirteen => 13,
+        Fourteen => 14,
+        Fifteen => 15,
+        Unknown => return None,
+    })
+}
+
+impl DeviceSampler for NvmlDeviceSampler {
+    fn index(&self) -> u32 {
+        self.info.index
+    }
+
+    fn sample(&mut self, now: UnixTime) -> Result<GpuReading, DeviceError> {
+        // Memory info decides whether the GPU answers at all.
+        let mem = match self.device.memory_info() {
+            Ok(m) => Some(m),
+            Err(e) => match classify(&e, true) {
+                Failure::Lost => return Err(DeviceError::Lost(format!("memory_info: {e}"))),
+                Failure::Unsupported | Failure::Absent => None,
+            },
+        };
+        let mut m = Metrics {
+            mem_used_bytes: mem.as_ref().map(|m| m.used),
+            mem_total_bytes: mem
+                .as_ref()
+                .map(|m| m.total)
+                .or(self.info.memory_total_bytes),
+            power_limit_w: self.info.power_limit_watts,
+            ..Default::default()
+        };
+
+        let seen = self.merger.last_seen();
+        let raw = self
+            .call(Call::Samples, |d| d.samples(Sampling::GpuUtilization, seen))?
+            .unwrap_or_default();
+        let read: Vec<(u64, f64)> = raw
+            .iter()
+            .map(|s| (s.timestamp, sample_value(&s.value)))
+            .collect();
+        let util_windows = self.merger.merge(&read, now);
+        let rates = self.call(Call::Utilization, |d| d.utilization_rates())?;
+        m.util_gpu = util_windows
+            .last()
+            .map(|w| w.util)
+            .or(rates.as_ref().map(|u| f64::from(u.gpu)));
+        m.util_mem = rates.map(|u| f64::from(u.memory));
+
+        m.power_w = self
+            .call(Call::Power, |d| d.power_usage())?
+            .map(|mw| f64::from(mw) / 1000.0);
+        m.temp_c = self
+            .call(Call::Temperature, |d| d.temperature(TemperatureSensor::Gpu))?
+            .map(f64::from);
+        m.sm_clock_mhz = self.call(Call::SmClock, |d| d.clock_info(Clock::SM))?;
+        m.mem_clock_mhz = self.call(Call::MemClock, |d| d.clock_info(Clock::Memory))?;
+        m.fan_pct = self.call(Call::Fan, |d| d.fan_speed(0))?;
+        m.pstate = self
+            .call(Call::PState, |d| d.performance_state())?
+            .and_then(pstate_number);
+        m.pcie_gen = self.call(Call::PcieGen, |d| d.current_pcie_link_gen())?;
+        m.pcie_width = self.call(Call::PcieWidth, |d| d.current_pcie_link_width())?;
+        m.throttle = self
+            .call(Call::Throttle, |d| d.current_throttle_reasons())?
+            .map(|r| r.bits());
+
+        self.gpm(&mut m)?;
+        if let Some(pcie) = &self.pcie {
+            let (rx, tx) = pcie.read();
+            m.pcie_rx_bytes_per_s = rx;
+            m.pcie_tx_bytes_per_s = tx;
+        }
+        let processes = self.processes()?;
+
+        Ok(GpuReading {
+            index: self.info.index,
+            status: GpuStatus::Ok,
+            metrics: m,
+            util_windows,
+            processes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processes_in_both_lists_appear_once_and_unavailable_memory_is_absent() {
+        let c = vec![ProcessInfo {
+            pid: 10,
+            used_gpu_memory: UsedGpuMemory::Used(5 << 30),
+            gpu_instance_id: None,
+            compute_instance_id: None,
+        }];
+        let g = vec![
+            ProcessInfo {
+                pid: 10,
+                used_gpu_memory: UsedGpuMemory::Used(1),
+                gpu_instance_id: None,
+                compute_instance_id: None,
+            },
+            ProcessInfo {
+                pid: 11,
+                used_gpu_memory: UsedGpuMemory::Unavailable,
+                gpu_instance_id: None,
+                compute_instance_id: None,
+            },
+        ];
+        let p = merge_processes(&c, &g);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].kind, ProcessKind::Compute);
+        assert_eq!(p[0].gpu_memory_bytes, Some(5 << 30));
+        assert_eq!(p[1].kind, ProcessKind::Graphics);
+        assert_eq!(p[1].gpu_memory_bytes, None);
+    }
+
+    #[test]
+    fn unsupported_calls_are_remembered_one_by_one() {
+        let mut u = Unsupported::default();
+        u.add(Call::Fan);
+        u.add(Call::Gpm);
+        assert!(u.has(Call::Fan) && u.has(Call::Gpm));
+        assert!(!u.has(Call::Samples) && !u.has(Call::Power));
+    }
+
+    #[test]
+    fn sample_values_and_pstates_convert() {
+        assert_eq!(sample_value(&SampleValue::U32(36)), 36.0);
+        assert_eq!(sample_value(&SampleValue::F64(1.5)), 1.5);
+        assert_eq!(pstate_number(PerformanceState::Zero), Some(0));
+        assert_eq!(pstate_number(PerformanceState::Eight), Some(8));
+        assert_eq!(pstate_number(PerformanceState::Unknown), None);
+    }
+}

@@ -1,0 +1,223 @@
+//! Driver, CUDA and visibility checks.
+
+use std::path::Path;
+
+use super::env::DoctorEnv;
+use super::facts::DriverFacts;
+use super::{Check, Status};
+
+pub fn driver_checks(d: &DriverFacts, env: &DoctorEnv) -> Vec<Check> {
+    let mut out = Vec::new();
+    if d.simulated {
+        out.push(Check::new(
+            "driver library",
+            Status::NotApplicable,
+            "simulated backend: no NVIDIA driver used",
+        ));
+        out.push(Check::new(
+            "driver version",
+            Status::NotApplicable,
+            format!(
+                "simulated: {}",
+                d.driver_version.as_deref().unwrap_or("no version")
+            ),
+        ));
+    } else if let Some(e) = &d.error {
+        out.push(
+            Check::new("driver library", Status::Fail, e.clone()).advise(
+                "install the NVIDIA driver (it provides libnvidia-ml.so.1 and nvidia-smi); \
+                 in a container, start it with the GPUs (e.g. `docker run --gpus all`)",
+            ),
+        );
+    } else {
+        let from = d
+            .library_path
+            .as_deref()
+            .map_or("(path not found in /proc/self/maps)".to_string(), |p| {
+                format!("from {p}")
+            });
+        out.push(Check::new(
+            "driver library",
+            Status::Ok,
+            format!("libnvidia-ml loaded {from}"),
+        ));
+        let v = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".to_string());
+        let status = if d.driver_version.is_some() {
+            Status::Ok
+        } else {
+            Status::Unknown
+        };
+        out.push(Check::new(
+            "driver version",
+            status,
+            format!(
+                "driver {}, NVML {}",
+                v(&d.driver_version),
+                v(&d.nvml_version)
+            ),
+        ));
+    }
+    match env.which("nvidia-smi") {
+        Some(p) => out.push(Check::new(
+            "nvidia-smi",
+            Status::Ok,
+            format!("on PATH at {}", p.display()),
+        )),
+        None if d.simulated => out.push(Check::new(
+            "nvidia-smi",
+            Status::NotApplicable,
+            "not on PATH (simulated backend: not needed)",
+        )),
+        None => out.push(
+            Check::new("nvidia-smi", Status::Warn, "not on PATH").advise(
+                "it ships with the driver (usually /usr/bin/nvidia-smi); add its directory to PATH \
+                 or install the driver's utilities package",
+            ),
+        ),
+    }
+    let cuda_name = "CUDA (driver)";
+    out.push(match (&d.cuda_version, d.simulated) {
+        (Some(c), true) => Check::new(
+            cuda_name,
+            Status::NotApplicable,
+            format!("simulated driver supports CUDA up to {c}"),
+        ),
+        (Some(c), false) => Check::new(
+            cuda_name,
+            Status::Ok,
+            format!("the driver supports CUDA up to {c}"),
+        ),
+        (None, _) => Check::new(
+            cuda_name,
+            Status::Unknown,
+            "the driver's CUDA version could not be read",
+        ),
+    });
+    out
+}
+
+/// `CUDA_VISIBLE_DEVICES` and `LD_LIBRARY_PATH`.
+pub fn visibility_checks(d: &DriverFacts, env: &DoctorEnv, gpu_count: u32) -> Vec<Check> {
+    let mut out = Vec::new();
+    let name = "CUDA_VISIBLE_DEVICES";
+    out.push(match env.var(name) {
+        None if gpu_count == 0 => Check::new(name, Status::Ok, "not set"),
+        None => Check::new(
+            name,
+            Status::Ok,
+            format!("not set: all {gpu_count} GPU(s) visible"),
+        ),
+        Some(v) => {
+            let ids: Vec<&str> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            let hides_all = ids.is_empty()
+                || ids
+                    .first()
+                    .is_some_and(|f| *f == "-1" || f.eq_ignore_ascii_case("NoDevFiles"));
+            if hides_all && gpu_count > 0 {
+                Check::new(
+                    name,
+                    Status::Fail,
+                    format!("'{v}' hides all {gpu_count} GPU(s) from CUDA programs"),
+                )
+                .advise(format!(
+                    "unset it (`unset {name}`) or list the GPUs to use, e.g. `{name}=0`"
+                ))
+            } else if ids.len() < gpu_count as usize {
+                Check::new(
+                    name,
+                    Status::Warn,
+                    format!(
+                        "'{v}' shows {} of {gpu_count} GPU(s) to CUDA programs",
+                        ids.len()
+                    ),
+                )
+                .advise("intended? unset it to use every GPU")
+            } else {
+                Check::new(name, Status::Ok, format!("'{v}'"))
+            }
+        }
+    });
+    let name = "LD_LIBRARY_PATH";
+    let driver_dir = d
+        .library_path
+        .as_deref()
+        .and_then(|p| Path::new(p).parent());
+    out.push(match env.var(name) {
+        None => Check::new(name, Status::Ok, "not set"),
+        Some(v) => {
+            let shadows: Vec<String> = v
+                .split(':')
+                .filter(|dir| !dir.is_empty())
+                .filter(|dir| Some(Path::new(dir)) != driver_dir)
+                .filter(|dir| Path::new(dir).join("libcuda.so.1").exists() || Path::new(dir).join("libcuda.so").exists())
+                .map(str::to_string)
+                .collect();
+            if shadows.is_empty() {
+                Check::new(name, Status::Ok, "no libcuda in it shadows the driver's")
+            } else {
+                Check::new(name, Status::Warn, format!("libcuda found in {}: it is loaded before the driver's own", shadows.join(", ")))
+                    .advise("remove that directory from LD_LIBRARY_PATH (a stub or old CUDA compat libcuda makes CUDA fail or mismatch the driver)")
+            }
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> DoctorEnv {
+        let mut e = DoctorEnv::from_process();
+        e.vars = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        e
+    }
+
+    #[test]
+    fn cuda_visible_devices_hiding_some_or_all_gpus_is_flagged() {
+        let d = DriverFacts::default();
+        let c = &visibility_checks(&d, &env(&[]), 4)[0];
+        assert_eq!(c.status, Status::Ok);
+        let c = &visibility_checks(&d, &env(&[("CUDA_VISIBLE_DEVICES", "")]), 4)[0];
+        assert_eq!(c.status, Status::Fail);
+        let c = &visibility_checks(&d, &env(&[("CUDA_VISIBLE_DEVICES", "-1")]), 4)[0];
+        assert_eq!(c.status, Status::Fail);
+        let c = &visibility_checks(&d, &env(&[("CUDA_VISIBLE_DEVICES", "0,2")]), 4)[0];
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.found.contains("2 of 4"), "{}", c.found);
+    }
+
+    #[test]
+    fn a_libcuda_earlier_on_ld_library_path_is_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("libcuda.so.1"), "").unwrap();
+        let d = DriverFacts {
+            library_path: Some("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1".into()),
+            ..Default::default()
+        };
+        let p = format!("/usr/lib/x86_64-linux-gnu:{}", dir.path().display());
+        let c = &visibility_checks(&d, &env(&[("LD_LIBRARY_PATH", &p)]), 1)[1];
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.found.contains(&dir.path().display().to_string()));
+    }
+
+    #[test]
+    fn a_missing_driver_fails_with_what_to_do() {
+        let d = DriverFacts {
+            error: Some("libnvidia-ml.so.1 could not be loaded".into()),
+            ..Default::default()
+        };
+        let checks = driver_checks(&d, &env(&[("PATH", "/nonexistent")]));
+        assert_eq!(checks[0].status, Status::Fail);
+        assert!(checks[0].advice.contains("install the NVIDIA driver"));
+        assert_eq!(checks[1].name, "nvidia-smi");
+        assert_eq!(checks[1].status, Status::Warn);
+    }
+}

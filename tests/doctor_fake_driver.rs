@@ -1,0 +1,96 @@
+//! `gpulse doctor` on NVML facts, from a stand-in libnvidia-ml.so.1 (tests/fixtures/nvml/fake_nvml.c)
+//! loaded through the real dlopen: where the library came from, versions, and the GPU's settings.
+
+use std::path::Path;
+use std::process::Command;
+
+use predicates::prelude::*;
+
+fn build_fake(dir: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvml/fake_nvml.c");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let status = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(dir.join("libnvidia-ml.so.1"))
+        .arg(&src)
+        .status()
+        .unwrap_or_else(|e| panic!("the C compiler '{cc}' is needed to build the fake NVML: {e}"));
+    assert!(status.success());
+}
+
+fn doctor(dir: &Path, mode: &str, args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("gpulse").unwrap();
+    cmd.env_clear()
+        .env("PATH", "/nonexistent")
+        .env("LD_LIBRARY_PATH", dir)
+        .env("FAKE_NVML_MODE", mode)
+        .args(["--backend", "nvml", "doctor"])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(30));
+    cmd
+}
+
+#[test]
+fn doctor_reports_the_loaded_library_and_the_gpus_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    build_fake(dir.path());
+    let lib = dir.path().join("libnvidia-ml.so.1");
+    doctor(dir.path(), "ok", &[])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "[ok]   ✓ driver library          libnvidia-ml loaded from {}",
+            lib.display()
+        )))
+        .stdout(predicate::str::contains(
+            "driver 580.159.04, NVML 13.580.159.04",
+        ))
+        .stdout(predicate::str::contains(
+            "the driver supports CUDA up to 13.0",
+        ))
+        .stdout(predicate::str::contains("[warn] ⚠ nvidia-smi"))
+        .stdout(predicate::str::contains("[warn] ⚠ GPU 0 persistence mode"))
+        .stdout(predicate::str::contains("sudo nvidia-smi -pm 1"))
+        .stdout(predicate::str::contains("500 W, below the default 700 W"))
+        .stdout(predicate::str::contains(
+            "Gen1 x16 of Gen5 x16 while idle (utilization 0%): links train down at idle",
+        ))
+        .stdout(predicate::str::contains("45 °C (slowdown at 87 °C)"))
+        .stdout(predicate::str::contains("[?]    ? GPU 0 throttling"))
+        .stdout(predicate::str::contains("[n/a]  - frameworks"));
+}
+
+#[test]
+fn doctor_without_a_driver_fails_on_the_driver_and_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    build_fake(dir.path());
+    let out = doctor(dir.path(), "driver_not_loaded", &["--json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let first = &v["checks"][0];
+    assert_eq!(first["name"], "driver library");
+    assert_eq!(first["status"], "fail");
+    assert!(first["found"]
+        .as_str()
+        .unwrap()
+        .contains("kernel driver is not loaded"));
+    assert!(first["advice"]
+        .as_str()
+        .unwrap()
+        .contains("install the NVIDIA driver"));
+    let names: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("GPU ")), "{names:?}");
+    assert!(
+        names.contains(&"/dev/shm"),
+        "host checks still run: {names:?}"
+    );
+}

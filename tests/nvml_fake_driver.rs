@@ -1,0 +1,148 @@
+//! The NVML backend against a stand-in libnvidia-ml.so.1 (tests/fixtures/nvml/fake_nvml.c, built
+//! here with the C compiler Rust links with), loaded through the same dlopen as the real library:
+//! open errors, static facts, a tick's readings, the driver's sample buffer with boot-relative
+//! timestamps read through nvml-wrapper, and a GPU that falls off the bus.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gpulse::backend::nvml::NvmlBackend;
+use gpulse::backend::{Backend, DeviceError};
+
+/// Build the fake library as `DIR/libnvidia-ml.so.1`.
+fn build_fake(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvml/fake_nvml.c");
+    let out = dir.join("libnvidia-ml.so.1");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let status = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap_or_else(|e| panic!("the C compiler '{cc}' is needed to build the fake NVML: {e}"));
+    assert!(status.success(), "building {} failed", src.display());
+    out
+}
+
+#[test]
+fn open_errors_from_a_driver_name_what_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    build_fake(dir.path());
+    for (mode, words) in [
+        ("driver_not_loaded", "kernel driver is not loaded"),
+        ("no_permission", "no permission to open the NVIDIA devices"),
+        ("no_devices", "reports no GPUs (device count 0)"),
+    ] {
+        assert_cmd::Command::cargo_bin("gpulse")
+            .unwrap()
+            .args(["--backend", "nvml"])
+            .env("LD_LIBRARY_PATH", dir.path())
+            .env("FAKE_NVML_MODE", mode)
+            .env_remove("GPULSE_BACKEND")
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(words))
+            .stderr(predicates::str::contains("gpulse demo"));
+    }
+}
+
+/// Runs `sampling_through_the_fake_driver` in a child process whose loader path holds the fake
+/// library (the loader reads LD_LIBRARY_PATH only when a process starts).
+#[test]
+fn the_backend_reads_a_fake_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    build_fake(dir.path());
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "sampling_through_the_fake_driver",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("LD_LIBRARY_PATH", dir.path())
+        .env("FAKE_NVML_MODE", "ok")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+}
+
+#[test]
+#[ignore = "run by the_backend_reads_a_fake_driver with the fake library on the loader path"]
+fn sampling_through_the_fake_driver() {
+    let mut backend = NvmlBackend::open().unwrap();
+    let sys = backend.system().clone();
+    assert_eq!(sys.backend, "nvml");
+    assert_eq!(sys.driver_version.as_deref(), Some("580.159.04"));
+    assert_eq!(sys.cuda_version.as_deref(), Some("13.0"));
+    assert_eq!(sys.nvml_version.as_deref(), Some("13.580.159.04"));
+    let d = &sys.devices[0];
+    assert_eq!(d.name, "Fake GPU");
+    assert_eq!(d.memory_total_bytes, Some(150_754_820_096));
+    assert_eq!(d.power_limit_watts, Some(500.0));
+    assert_eq!(d.power_default_limit_watts, Some(700.0));
+    assert_eq!(d.power_max_limit_watts, None, "not answered: absent");
+    assert_eq!((d.pcie_gen_max, d.pcie_width_max), (Some(5), Some(16)));
+    assert_eq!(d.temperature_slowdown_c, Some(87.0));
+    assert!(!d.gpm_supported);
+
+    let mut devices = backend.take_devices();
+    let dev = &mut devices[0];
+    let first = dev.sample(gpulse::clock::now()).unwrap();
+    let m = first.metrics;
+    assert_eq!(m.mem_used_bytes, Some(0));
+    assert_eq!(m.temp_c, Some(45.0));
+    assert_eq!((m.pcie_gen, m.pcie_width), (Some(1), Some(16)));
+    assert_eq!(m.util_mem, Some(0.0));
+    // Calls the driver does not have are absent, never zero.
+    assert_eq!(m.power_w, None);
+    assert_eq!(m.sm_active, None);
+    assert_eq!(m.fan_pct, None);
+    assert_eq!(m.throttle, None);
+    assert_eq!(m.pcie_rx_bytes_per_s, None);
+    // The first read keeps the last 5 s of the 20 s buffer.
+    assert!(
+        (20..=26).contains(&first.util_windows.len()),
+        "{}",
+        first.util_windows.len()
+    );
+    assert_eq!(m.util_gpu, first.util_windows.last().map(|w| w.util));
+
+    let mut windows = first.util_windows.clone();
+    for _ in 0..8 {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let r = dev.sample(gpulse::clock::now()).unwrap();
+        windows.extend(r.util_windows);
+    }
+    let now = gpulse::clock::now();
+    // Each 200 ms window once, none skipped: the values count up by one (mod 100).
+    for p in windows.windows(2) {
+        assert_eq!((p[0].util as u32 + 1) % 100, p[1].util as u32, "{p:?}");
+        let gap = p[1].t - p[0].t;
+        assert!(gap > 0.0 && gap < 0.45, "{gap}");
+    }
+    assert!(
+        windows.len() >= 30,
+        "2 s of sampling adds ~10 windows: {}",
+        windows.len()
+    );
+    let newest = windows.last().map(|w| w.t).unwrap();
+    assert!(
+        (now - newest).abs() < 0.6,
+        "mapped onto the wall clock: {} vs {now}",
+        newest
+    );
+
+    // The GPU falls off the bus.
+    std::env::set_var("FAKE_NVML_MODE", "lost");
+    match dev.sample(gpulse::clock::now()) {
+        Err(DeviceError::Lost(why)) => assert!(why.contains("memory_info"), "{why}"),
+        other => panic!("expected lost, got {other:?}"),
+    }
+}
