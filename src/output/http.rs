@@ -225,6 +225,35 @@ async fn respond(
     )
 }
 
+/// Answer an error and close gently: stop writing, then drain what the client still sends for a
+/// moment, so the response is not lost to a reset caused by unread input.
+async fn reject(stream: &mut TcpStream, status: u16, body: &str, limits: Limits) {
+    if respond(
+        stream,
+        status,
+        "text/plain",
+        body.as_bytes(),
+        false,
+        false,
+        limits,
+    )
+    .await
+    {
+        let _ = stream.shutdown().await;
+        let mut sink = [0u8; 4096];
+        let drain = async {
+            let mut total = 0usize;
+            while let Ok(n) = stream.read(&mut sink).await {
+                total += n;
+                if n == 0 || total > 1 << 20 {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+    }
+}
+
 const INDEX: &str = "<!doctype html>\n<html><head><title>gpulse exporter</title></head><body>\n<h1>gpulse exporter</h1>\n<p><a href=\"/metrics\">/metrics</a>: GPU metrics in the Prometheus text format (dcgm-exporter names plus <code>gpulse_*</code>).</p>\n<p><a href=\"/healthz\">/healthz</a>: 200 while sampling is fresh, 503 when it is not.</p>\n</body></html>\n";
 
 async fn connection(mut stream: TcpStream, expo: &Exposition, limits: Limits) {
@@ -237,165 +266,82 @@ async fn connection(mut stream: TcpStream, expo: &Exposition, limits: Limits) {
                 break end;
             }
             if buf.len() > limits.max_head {
-                let _ = respond(
-                    &mut stream,
-                    431,
-                    "text/plain",
-                    b"request head too large\n",
-                    false,
-                    false,
-                    limits,
-                )
-                .await;
-                return;
+                return reject(&mut stream, 431, "request head too large\n", limits).await;
             }
             match tokio::time::timeout(limits.read_timeout, stream.read(&mut chunk)).await {
                 Ok(Ok(0)) | Ok(Err(_)) => return,
                 Ok(Ok(n)) => buf.extend_from_slice(&chunk[..n]),
-                Err(_) => {
-                    if !buf.is_empty() {
-                        let _ = respond(
-                            &mut stream,
-                            408,
-                            "text/plain",
-                            b"request timed out\n",
-                            false,
-                            false,
-                            limits,
-                        )
-                        .await;
-                    }
-                    return;
-                }
+                Err(_) if buf.is_empty() => return,
+                Err(_) => return reject(&mut stream, 408, "request timed out\n", limits).await,
             }
         };
         if head_end > limits.max_head {
-            let _ = respond(
-                &mut stream,
-                431,
-                "text/plain",
-                b"request head too large\n",
-                false,
-                false,
-                limits,
-            )
-            .await;
-            return;
+            return reject(&mut stream, 431, "request head too large\n", limits).await;
         }
         let req = match parse_head(&buf[..head_end]) {
             Ok(r) => r,
             Err(Reject(status, why)) => {
-                let _ = respond(
-                    &mut stream,
-                    status,
-                    "text/plain",
-                    format!("{why}\n").as_bytes(),
-                    false,
-                    false,
-                    limits,
-                )
-                .await;
-                return;
+                return reject(&mut stream, status, &format!("{why}\n"), limits).await;
             }
         };
         if req.has_body {
-            let _ = respond(
+            return reject(
                 &mut stream,
                 413,
-                "text/plain",
-                b"request bodies are not accepted\n",
-                false,
-                false,
+                "request bodies are not accepted\n",
                 limits,
             )
             .await;
-            return;
+        }
+        if req.method != "GET" && req.method != "HEAD" {
+            return reject(&mut stream, 405, "only GET and HEAD\n", limits).await;
         }
         let head_only = req.method == "HEAD";
         let keep = req.keep_alive;
-        let ok = if req.method != "GET" && !head_only {
-            let _ = respond(
-                &mut stream,
-                405,
-                "text/plain",
-                b"only GET and HEAD\n",
-                false,
-                false,
-                limits,
-            )
-            .await;
-            return;
-        } else {
-            match req.path {
-                "/metrics" => {
-                    let (_, text) = expo.current();
-                    respond(
-                        &mut stream,
-                        200,
-                        prometheus::CONTENT_TYPE,
-                        text.as_bytes(),
-                        head_only,
-                        keep,
-                        limits,
-                    )
-                    .await
+        let (status, content_type, body): (u16, &str, Vec<u8>) = match req.path {
+            "/metrics" => {
+                let (_, text) = expo.current();
+                let ok = respond(
+                    &mut stream,
+                    200,
+                    prometheus::CONTENT_TYPE,
+                    text.as_bytes(),
+                    head_only,
+                    keep,
+                    limits,
+                )
+                .await;
+                if !ok || !keep {
+                    return;
                 }
-                "/healthz" => {
-                    let snap = expo.snapshots.borrow().clone();
-                    if prometheus::is_fresh(&snap, crate::clock::now()) {
-                        respond(
-                            &mut stream,
-                            200,
-                            "text/plain",
-                            b"ok\n",
-                            head_only,
-                            keep,
-                            limits,
-                        )
-                        .await
-                    } else {
-                        let body = format!(
-                            "stale: newest sample at {:.3}, {} samples\n",
-                            snap.t, snap.seq
-                        );
-                        respond(
-                            &mut stream,
-                            503,
-                            "text/plain",
-                            body.as_bytes(),
-                            head_only,
-                            keep,
-                            limits,
-                        )
-                        .await
-                    }
-                }
-                "/" => {
-                    respond(
-                        &mut stream,
-                        200,
-                        "text/html; charset=utf-8",
-                        INDEX.as_bytes(),
-                        head_only,
-                        keep,
-                        limits,
-                    )
-                    .await
-                }
-                _ => {
-                    respond(
-                        &mut stream,
-                        404,
-                        "text/plain",
-                        b"not found; try /metrics\n",
-                        head_only,
-                        keep,
-                        limits,
-                    )
-                    .await
+                buf.drain(..head_end + 4);
+                continue;
+            }
+            "/healthz" => {
+                let snap = expo.snapshots.borrow().clone();
+                if prometheus::is_fresh(&snap, crate::clock::now()) {
+                    (200, "text/plain", b"ok\n".to_vec())
+                } else {
+                    let body = format!(
+                        "stale: newest sample at {:.3}, {} samples\n",
+                        snap.t, snap.seq
+                    );
+                    (503, "text/plain", body.into_bytes())
                 }
             }
+            "/" => (200, "text/html; charset=utf-8", INDEX.as_bytes().to_vec()),
+            _ => (404, "text/plain", b"not found; try /metrics\n".to_vec()),
         };
+        let ok = respond(
+            &mut stream,
+            status,
+            content_type,
+            &body,
+            head_only,
+            keep,
+            limits,
+        )
+        .await;
         if !ok || !keep {
             return;
         }

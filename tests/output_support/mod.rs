@@ -85,7 +85,38 @@ pub fn parse_response(buf: &[u8]) -> std::io::Result<(u16, String)> {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("bad status line in {head:?}")))?;
-    Ok((status, body.to_string()))
+    let chunked = head.lines().any(|l| {
+        l.to_ascii_lowercase()
+            .starts_with("transfer-encoding: chunked")
+    });
+    Ok((
+        status,
+        if chunked {
+            dechunk(body)?
+        } else {
+            body.to_string()
+        },
+    ))
+}
+
+/// Decode a `Transfer-Encoding: chunked` body.
+fn dechunk(mut body: &str) -> std::io::Result<String> {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body
+            .split_once("\r\n")
+            .ok_or_else(|| std::io::Error::other("truncated chunk size"))?;
+        let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| std::io::Error::other(format!("bad chunk size {size:?}")))?;
+        if size == 0 {
+            return Ok(out);
+        }
+        let chunk = rest
+            .get(..size)
+            .ok_or_else(|| std::io::Error::other("truncated chunk"))?;
+        out.push_str(chunk);
+        body = rest.get(size + 2..).unwrap_or("");
+    }
 }
 
 /// Wait until `f` gives `Some`, or panic after `timeout` with `what`.
