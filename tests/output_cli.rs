@@ -122,3 +122,26 @@ fn an_unknown_command_is_a_usage_error() {
     let out = gpulse().arg("snapshott").output().expect("run");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_ends_a_stream_with_status_0() {
+    use std::io::BufRead;
+    let mut child = gpulse()
+        .args(["--backend", "sim", "--interval", "100ms", "stream"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first = lines.next().expect("a line").expect("readable");
+    serde_json::from_str::<Value>(&first).expect("JSON");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(status.success());
+    let rest = lines.map_while(Result::ok).count();
+    let exit = child.wait().expect("wait");
+    assert!(exit.success(), "{exit:?} after {rest} more lines");
+}

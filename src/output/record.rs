@@ -228,7 +228,9 @@ pub fn run_record(
     let mut written = 0u64;
     let mut last_seq = rx.borrow().seq;
     let result: anyhow::Result<()> = rt.block_on(async {
+        // Listen for the signals once, before the loop, so none is missed between ticks.
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         loop {
             let until_end = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if until_end.is_some_and(|d| d.is_zero()) || count.is_some_and(|c| written >= c) {
@@ -250,7 +252,7 @@ pub fn run_record(
                     }
                 }
                 _ = sleep => return Ok(()),
-                _ = tokio::signal::ctrl_c() => return Ok(()),
+                _ = int.recv() => return Ok(()),
                 _ = term.recv() => return Ok(()),
             }
         }
@@ -260,4 +262,33 @@ pub fn run_record(
     tracing::info!("recorded {written} tick(s) to '{}'", path.display());
     eprintln!("gpulse: recorded {written} tick(s) to '{}'", path.display());
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorder_can_move_to_another_thread() {
+        fn assert_send<T: Send>() {}
+        assert_send::<Recorder>();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.ndjson.zst");
+        let rec = Recorder::create(&path, &SystemInfo::default(), 0.5, false).expect("create");
+        let lines = std::thread::spawn(move || {
+            let mut rec = rec;
+            rec.write(&Sample {
+                t: 1.0,
+                ..Default::default()
+            })
+            .expect("write");
+            let n = rec.lines();
+            rec.finish().expect("finish");
+            n
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(lines, 2, "header and one tick");
+        assert!(wants_zstd(&path));
+    }
 }

@@ -55,6 +55,7 @@ pub fn run_stream(settings: &Settings, live: &Live, count: Option<u64>) -> Resul
         if first.is_none() {
             return Err(OutputError::NoSample(patience(settings, 2).as_secs_f64()));
         }
+        let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let stdout = io::stdout();
         let mut written = 0u64;
         let mut last_seq = 0u64;
@@ -72,7 +73,7 @@ pub fn run_stream(settings: &Settings, live: &Live, count: Option<u64>) -> Resul
             }
             tokio::select! {
                 changed = rx.changed() => if changed.is_err() { return Ok(()) },
-                _ = tokio::signal::ctrl_c() => return Ok(()),
+                _ = int.recv() => return Ok(()),
             }
         }
     })
