@@ -23,8 +23,9 @@ use crate::output::json::rfc3339;
 pub const FORMAT: &str = "gpulse-recording";
 /// The recording format's version.
 pub const VERSION: u32 = 1;
-/// Longest time a written line waits in a buffer.
-pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// A write flushes when the last flush is this old, so with ticks up to 500 ms apart a line waits
+/// in a buffer for less than a second.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
 /// The first line of a recording.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
