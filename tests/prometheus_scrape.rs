@@ -213,3 +213,36 @@ fn healthz_is_503_when_the_newest_sample_is_old() {
     // Metrics are still served from the last snapshot.
     assert_eq!(http_get(addr, "/metrics").expect("metrics").0, 200);
 }
+
+#[test]
+fn a_non_loopback_address_is_served_only_when_asked_and_warned_about() {
+    use std::io::Read;
+    let port = free_port();
+    let mut cmd = output_support::gpulse();
+    cmd.args([
+        "--backend",
+        "sim",
+        "serve",
+        "--listen",
+        &format!("0.0.0.0:{port}"),
+    ]);
+    let mut guard = spawn(cmd);
+    let local: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    wait_until(Duration::from_secs(20), "the exporter", || {
+        http_get(local, "/healthz").ok().filter(|(s, _)| *s == 200)
+    });
+    let _ = guard.0.kill();
+    let _ = guard.0.wait();
+    let mut stderr = String::new();
+    guard
+        .0
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read stderr");
+    assert!(
+        stderr.contains("warning") && stderr.contains(&format!("0.0.0.0:{port}")),
+        "{stderr}"
+    );
+}
