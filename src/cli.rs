@@ -63,6 +63,10 @@ pub struct GlobalArgs {
     /// Never send signals to processes (the process table's TERM/KILL is turned off)
     #[arg(long, global = true)]
     pub readonly: bool,
+
+    /// Also serve Prometheus metrics on this address while the command runs, e.g. 127.0.0.1:9400
+    #[arg(long, global = true, value_name = "ADDR", value_parser = crate::config::parse_listen)]
+    pub serve: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize, serde::Serialize)]
@@ -79,6 +83,8 @@ pub enum Command {
     Demo,
     /// Check the stack from the driver up (driver, CUDA, frameworks, each GPU, host) and say what to fix
     Doctor(DoctorArgs),
+    #[command(flatten)]
+    Output(crate::output::cli::OutputCommand),
 }
 
 /// Options of `gpulse doctor`.

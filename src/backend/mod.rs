@@ -7,6 +7,7 @@
 
 pub mod nvml;
 pub mod rocm;
+pub mod replay;
 pub mod sim;
 
 use std::fmt;
