@@ -32,6 +32,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             let _ = BackendKind::Auto;
+            gpulse::tui::init_tui_logging();
             let live = Live::start(backend, settings.engine.clone(), HostProbe::new());
             gpulse::tui::run(live, &settings)?;
             Ok(ExitCode::SUCCESS)
