@@ -143,3 +143,39 @@ async fn event_loop(
     live.stop();
     Ok(())
 }
+
+/// A terminal that draws into memory: the full draw path (layout, widgets, diff against the
+/// previous frame) without a real terminal, for benchmarks and tools.
+pub struct OffscreenTerminal {
+    terminal: ratatui::Terminal<ratatui::backend::TestBackend>,
+}
+
+impl OffscreenTerminal {
+    pub fn new(width: u16, height: u16) -> std::io::Result<Self> {
+        let terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(OffscreenTerminal { terminal })
+    }
+
+    /// Draw one frame of the app's displayed snapshot.
+    pub fn draw(&mut self, app: &App) -> std::io::Result<()> {
+        self.terminal
+            .draw(|f| draw(f, app))
+            .map(|_| ())
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    /// The screen as text, one line per row.
+    pub fn text(&self) -> String {
+        let buf = self.terminal.backend().buffer();
+        let w = buf.area.width.max(1) as usize;
+        let mut out = String::new();
+        for (i, cell) in buf.content.iter().enumerate() {
+            out.push_str(cell.symbol());
+            if (i + 1) % w == 0 {
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
