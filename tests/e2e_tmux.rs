@@ -156,6 +156,28 @@ fn demo_shows_panels_and_help_then_q_leaves_the_alternate_screen() {
             && s.chars().filter(|c| SPARK_GLYPHS.contains(c)).count() > 20
     });
     assert!(s.contains("Processes · GPU 0"), "{s}");
+    // tracing events reach the event panel, with their time.
+    let s = t.wait_for("the start event in the log panel", |s| {
+        s.contains("watching 4 GPU(s) on sim every 250 ms")
+    });
+    let line = s
+        .lines()
+        .find(|l| l.contains("watching 4 GPU(s)"))
+        .expect("event line");
+    let event = line
+        .split('│')
+        .find(|seg| seg.contains("watching"))
+        .expect("the event panel's part of the line");
+    let time: Vec<&str> = event
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .split(':')
+        .collect();
+    assert!(
+        time.len() == 3 && time.iter().all(|p| p.len() == 2 && p.parse::<u8>().is_ok()),
+        "a HH:MM:SS time before the event: {event}"
+    );
     assert_eq!(
         t.format("#{alternate_on}"),
         "1",

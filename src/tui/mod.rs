@@ -88,6 +88,13 @@ async fn event_loop(
         settings.engine.retention_s,
         settings.color != ColorChoice::Never,
     );
+    tracing::info!(
+        target: "gpulse::events",
+        "watching {} GPU(s) on {} every {}",
+        live.system.devices.len(),
+        live.system.backend,
+        format::seconds(settings.engine.interval_s)
+    );
     let mut events = EventStream::new();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;

@@ -46,7 +46,7 @@ impl Widget for &Header<'_> {
         ];
         let interval = s.stats.interval_s.max(0.01);
         let (status, style) = if self.paused {
-            (format!("❚❚ PAUSED at {}", format::clock(s.t)), t.warn())
+            (format!("❚❚ PAUSED at {} UTC", format::clock(s.t)), t.warn())
         } else if s.seq == 0 {
             ("waiting for first sample".to_string(), t.dim())
         } else if self.now - s.t > STALE_INTERVALS * interval {
@@ -55,7 +55,7 @@ impl Widget for &Header<'_> {
                 t.bad(),
             )
         } else {
-            (format!("● LIVE {}", format::clock(s.t)), t.ok())
+            (format!("● LIVE {} UTC", format::clock(s.t)), t.ok())
         };
         let status_w = status.chars().count() as u16 + 1;
         let left_w = area.width.saturating_sub(status_w);
