@@ -112,20 +112,31 @@ impl Tmux {
         }
     }
 
-    /// Wait for the program to exit; its exit status.
+    /// Wait for the program to exit; its exit status. tmux may mark the pane dead a moment
+    /// before it has collected the status, so wait for both.
     fn wait_exit(&self) -> i32 {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.format("#{pane_dead}") != "1" {
+        loop {
+            let state = self.format("#{pane_dead} #{pane_dead_status} #{pane_dead_signal}");
+            let mut parts = state.split(' ');
+            let (dead, status, signal) = (parts.next(), parts.next(), parts.next());
+            if dead == Some("1") {
+                assert!(
+                    signal.is_none_or(str::is_empty),
+                    "killed by signal {signal:?}:\n{}",
+                    self.capture()
+                );
+                if let Some(code) = status.and_then(|s| s.parse().ok()) {
+                    return code;
+                }
+            }
             assert!(
                 Instant::now() < deadline,
-                "still running:\n{}",
+                "still running ({state}):\n{}",
                 self.capture()
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        self.format("#{pane_dead_status}")
-            .parse()
-            .expect("an exit status")
     }
 }
 
