@@ -65,6 +65,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             let _ = BackendKind::Auto;
+            gpulse::tui::init_tui_logging();
             let host = HostProbe::for_backend(&backend.system().backend);
             let live = Live::start(backend, settings.engine.clone(), host);
             let _serving = match settings.serve {
