@@ -73,6 +73,24 @@ pub enum ColorChoice {
 pub enum Command {
     /// The dashboard on simulated GPUs (the same as `gpulse --backend sim`)
     Demo,
+    /// Analyse nvidia-smi CSV logs: per GPU the verdict, the findings with their times, statistics
+    Analyze(AnalyzeArgs),
+}
+
+/// `gpulse analyze FILE...`
+#[derive(Debug, Args, Clone)]
+pub struct AnalyzeArgs {
+    /// Files to analyse: nvidia-smi CSV logs (`nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv -lms 250`)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Print one JSON document per file instead of text (times as Unix seconds)
+    #[arg(long)]
+    pub json: bool,
+
+    /// Column names of a CSV log written with `noheader`, in query order, e.g. `timestamp,index,utilization.gpu`
+    #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
+    pub fields: Option<Vec<String>>,
 }
 
 /// Parse a duration such as `250ms`, `1.5s`, `2m`, `1h` or a bare number of seconds.

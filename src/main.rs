@@ -36,5 +36,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             gpulse::tui::run(live, &settings)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Analyze(args)) => Ok(gpulse::analyze::run(&args, &settings.engine.detector)),
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod nvml;
 pub mod sim;
+pub mod smi_csv;
 
 use std::fmt;
 
