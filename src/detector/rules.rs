@@ -277,7 +277,8 @@ pub fn per_gpu(
             });
         }
     }
-    if let (Some(used), Some(total)) = (s.mem_used_last, s.mem_total.filter(|t| *t > 0)) {
+    let total = s.mem_total.or(dev.and_then(|d| d.memory_total_bytes));
+    if let (Some(used), Some(total)) = (s.mem_used_last, total.filter(|t| *t > 0)) {
         let share = used as f64 / total as f64;
         if enough && a.p90 < cfg.idle_util && share >= cfg.memory_idle_share {
             let mut ev = Evidence::default();
