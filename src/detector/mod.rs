@@ -77,6 +77,8 @@ pub struct DetectorConfig {
     pub transfer_link_share: f64,
     /// Memory idle: at least this share of memory used while utilization is idle.
     pub memory_idle_share: f64,
+    /// Memory idle also when SM activity (percent, GPM) is below this, whatever utilization reads.
+    pub memory_idle_sm: f64,
     /// Memory pressure: at least this share of memory used and rising.
     pub memory_pressure_share: f64,
     /// Busy ticks needed before throttling or link rules judge.
@@ -115,6 +117,7 @@ impl Default for DetectorConfig {
             busy_but_idle_power_share: 0.25,
             transfer_link_share: 0.05,
             memory_idle_share: 0.5,
+            memory_idle_sm: 1.0,
             memory_pressure_share: 0.95,
             min_busy_ticks: 8,
             imbalance_points: 10.0,
@@ -220,6 +223,13 @@ impl DetectorConfig {
             ),
             ("memory_idle_share", self.memory_idle_share, 0.0, 1.0, ""),
             (
+                "memory_idle_sm",
+                self.memory_idle_sm,
+                0.0,
+                100.0,
+                " percent",
+            ),
+            (
                 "memory_pressure_share",
                 self.memory_pressure_share,
                 0.5,
@@ -251,6 +261,8 @@ impl DetectorConfig {
             acf_min: self.acf_min,
             period_agree: self.period_agree,
             active_util: self.idle_util,
+            recent_s: self.rules_window_s,
+            min_period_s: self.min_period_s,
         }
     }
 }

@@ -99,7 +99,12 @@ pub fn per_gpu(
     let busy = a.busy_level >= cfg.idle_util;
     let mut starving = false;
     if enough && busy {
-        if let Some(p) = a.period.filter(|p| p.period_s >= cfg.min_period_s) {
+        // A period measured a little under the minimum is the minimum within the sampling error.
+        let ongoing = |p: &super::signal::Period| now - p.last_start <= 2.5 * p.period_s + 1.0;
+        if let Some(p) = a
+            .period
+            .filter(|p| p.period_s >= 0.9 * cfg.min_period_s && ongoing(p))
+        {
             let l = a.lost_fraction;
             let conf = (p.acf.clamp(0.0, 1.0) * 0.6
                 + (p.cycles as f64 / 8.0).min(1.0) * 0.25
@@ -159,12 +164,25 @@ pub fn per_gpu(
         }
         let stalls: Vec<_> = a.dips.iter().filter(|d| !d.open_start).collect();
         let short = a.dip_s.is_some_and(|d| d <= cfg.long_gap_s);
+        let gap_limit = a.spacing_s.map_or(5.0, |sp| (3.0 * sp).max(5.0));
+        let recent = stalls.last().is_some_and(|d| now - d.start <= gap_limit)
+            && stalls
+                .iter()
+                .filter(|d| now - d.start <= cfg.rules_window_s)
+                .count()
+                >= cfg.erratic_min_dips;
         if out.is_empty()
+            && recent
+            && a.period
+                .is_none_or(|p| p.period_s < 0.9 * cfg.min_period_s || !ongoing(&p))
             && stalls.len() >= cfg.erratic_min_dips
             && short
             && a.lost_fraction >= cfg.erratic_min_lost
         {
-            let sub_second = a.dip_s.is_some_and(|d| d < 1.0)
+            let sub_second = a.too_fast
+                || a.period
+                    .is_some_and(|p| p.period_s < 0.9 * cfg.min_period_s)
+                || a.dip_s.is_some_and(|d| d < 1.0)
                 || a.spacing_s.is_some_and(|s| s < cfg.min_period_s);
             let l = a.lost_fraction;
             let mut ev = Evidence {
@@ -226,13 +244,22 @@ pub fn per_gpu(
             evidence: ev,
         });
     }
-    let flat = a.p90 >= cfg.idle_util
-        && a.p90 < cfg.plateau_max_util
-        && a.p10 >= cfg.plateau_flatness * a.p90;
-    if enough && flat && !starving && !transfer {
+    let flat = a.recent_p10 >= cfg.idle_util
+        && a.recent_p90 < cfg.plateau_max_util
+        && a.recent_p10 >= cfg.plateau_flatness * a.recent_p90;
+    let total = s.mem_total.or(dev.and_then(|d| d.memory_total_bytes));
+    let mem_share = s
+        .mem_used_last
+        .zip(total.filter(|t| *t > 0))
+        .map(|(u, t)| u as f64 / t as f64);
+    let computes_nothing =
+        a.recent_mean < cfg.idle_util || s.sm_mean.is_some_and(|sm| sm < cfg.memory_idle_sm);
+    let memory_idle =
+        enough && computes_nothing && mem_share.is_some_and(|m| m >= cfg.memory_idle_share);
+    if enough && flat && !starving && !transfer && !memory_idle {
         let mut ev = Evidence::default();
-        ev.signals.insert("util_gpu".into(), a.mean);
-        let mut why = format!("flat plateau at ~{:.0}% utilization", a.mean);
+        ev.signals.insert("util_gpu".into(), a.recent_mean);
+        let mut why = format!("flat plateau at ~{:.0}% utilization", a.recent_mean);
         if let Some(sm) = s.sm_mean {
             ev.signals.insert("sm_active".into(), sm);
             why.push_str(&format!(", SM activity only {sm:.1}%"));
@@ -277,13 +304,11 @@ pub fn per_gpu(
             });
         }
     }
-    let total = s.mem_total.or(dev.and_then(|d| d.memory_total_bytes));
-    if let (Some(used), Some(total)) = (s.mem_used_last, total.filter(|t| *t > 0)) {
-        let share = used as f64 / total as f64;
-        if enough && a.p90 < cfg.idle_util && share >= cfg.memory_idle_share {
+    if let (Some(used), Some(share)) = (s.mem_used_last, mem_share) {
+        if memory_idle {
             let mut ev = Evidence::default();
             ev.signals.insert("memory_used_share".into(), share);
-            ev.signals.insert("util_gpu".into(), a.mean);
+            ev.signals.insert("util_gpu".into(), a.recent_mean);
             out.push(Candidate {
                 kind: FindingKind::MemoryIdle,
                 severity: Severity::Warn,
@@ -292,7 +317,7 @@ pub fn per_gpu(
                     "{} of memory ({:.1} GiB) held while utilization is ~{:.0}%",
                     pct(share),
                     used as f64 / (1u64 << 30) as f64,
-                    a.mean
+                    a.recent_mean
                 ),
                 evidence: ev,
             });

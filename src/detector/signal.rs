@@ -19,7 +19,15 @@ pub struct SignalParams {
     pub acf_min: f64,
     pub period_agree: f64,
     pub active_util: f64,
+    /// Seconds at the end of the window the plateau figures (`recent_*`) look at.
+    pub recent_s: f64,
+    /// Shortest period the sampling can resolve (seconds).
+    pub min_period_s: f64,
 }
+
+/// The band used when the normal one finds no period: shallow regular dips (short gaps that a
+/// 200 ms window only partly covers).
+const SHALLOW: (f64, f64) = (0.8, 0.95);
 
 /// A stretch below the busy level.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,6 +51,8 @@ pub struct Period {
     pub cycles: usize,
     /// Start of the first dip of those cycles.
     pub first_start: f64,
+    /// Start of the last dip of those cycles.
+    pub last_start: f64,
     /// Share of dip spacings within 35% of the median.
     pub regularity: f64,
 }
@@ -67,6 +77,12 @@ pub struct Analysis {
     /// Median spacing of dip starts.
     pub spacing_s: Option<f64>,
     pub period: Option<Period>,
+    /// The dips repeat faster than the sample rate can resolve (a period would alias).
+    pub too_fast: bool,
+    /// Mean, 10th and 90th percentile of the last `recent_s`.
+    pub recent_mean: f64,
+    pub recent_p10: f64,
+    pub recent_p90: f64,
 }
 
 /// Percentile of integer-percent values via a histogram (O(n), no sort).
@@ -134,6 +150,17 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
         active_share: n_act as f64 / n as f64,
         ..Default::default()
     };
+    let from = ts.partition_point(|t| *t < ts[n - 1] - p.recent_s);
+    let mut recent = [0u32; 101];
+    let mut rsum = 0.0;
+    for &u in &us[from..] {
+        recent[bin(u)] += 1;
+        rsum += u as f64;
+    }
+    let rn = (n - from) as u32;
+    a.recent_mean = rsum / rn.max(1) as f64;
+    a.recent_p10 = percentile_hist(&recent, rn, 0.10);
+    a.recent_p90 = percentile_hist(&recent, rn, 0.90);
     if n_act == 0 {
         return a;
     }
@@ -142,30 +169,69 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
     a.lost_fraction = us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>() / (h * n as f64);
     // Mostly idle with bursts: a burst the 200 ms window caught only in part still reads well below H.
     let bursty = percentile_hist(&all, n as u32, 0.5) < 0.2 * h;
-    let (enter, leave) = if bursty {
-        (p.dip_enter * 0.3, p.dip_leave * 0.35)
+    let bands = if bursty {
+        vec![(p.dip_enter * 0.3, p.dip_leave * 0.35)]
     } else {
-        (p.dip_enter, p.dip_leave)
+        vec![(p.dip_enter, p.dip_leave), SHALLOW]
     };
-    a.dips = find_dips(ts, us, enter * h, leave * h);
-    let mut lens: Vec<f64> = a
-        .dips
-        .iter()
-        .filter(|d| !d.open_start)
-        .filter_map(|d| d.end.map(|e| e - d.start))
-        .collect();
-    a.dip_s = median(&mut lens);
-    let starts: Vec<f64> = a
-        .dips
-        .iter()
-        .filter(|d| !d.open_start)
-        .map(|d| d.start)
-        .collect();
-    let mut spacings: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
-    a.spacing_s = median(&mut spacings.clone());
-    if let Some(sp) = a.spacing_s {
-        if starts.len() >= p.min_cycles {
-            a.period = find_period(ts, us, a.mean, &starts, &mut spacings, sp, p);
+    let mut normal_dips: Option<usize> = None;
+    for (k, (enter, leave)) in bands.into_iter().enumerate() {
+        let dips = find_dips(ts, us, enter * h, leave * h);
+        let starts: Vec<f64> = dips
+            .iter()
+            .filter(|d| !d.open_start)
+            .map(|d| d.start)
+            .collect();
+        let mut spacings: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        let spacing = median(&mut spacings.clone());
+        let mut found = match spacing {
+            Some(sp) if starts.len() >= p.min_cycles => {
+                find_period(ts, us, a.mean, h, &starts, &mut spacings, sp, p)
+            }
+            _ => Periodicity::None,
+        };
+        // The normal band's dips must not outnumber the periods a shallow band found.
+        if let (Periodicity::Period(per), Some(n0)) = (&found, normal_dips) {
+            if n0 as f64 > 1.1 * (a.span_s / per.period_s) + 1.0 {
+                found = Periodicity::TooFast;
+            }
+        }
+        if k == 0 {
+            normal_dips = Some(starts.len());
+        }
+        // The first band describes the dips; a shallow band only adds a period it found.
+        if k == 0 || !matches!(found, Periodicity::None) {
+            let mut lens: Vec<f64> = dips
+                .iter()
+                .filter(|d| !d.open_start)
+                .filter_map(|d| d.end.map(|e| e - d.start))
+                .collect();
+            a.dip_s = median(&mut lens);
+            a.dips = dips;
+            a.spacing_s = spacing;
+            a.too_fast = matches!(found, Periodicity::TooFast);
+            if a.too_fast {
+                break;
+            }
+            if let Periodicity::Period(per) = found {
+                // Lost time over the cycles themselves (the window may also hold other behaviour).
+                let from = ts.partition_point(|t| *t < per.first_start);
+                let m = (n - from).max(1);
+                a.lost_fraction = us[from..]
+                    .iter()
+                    .map(|&u| (h - u as f64).max(0.0))
+                    .sum::<f64>()
+                    / (h * m as f64);
+                // Far more time lost than the dips explain: the busy stretches hide stalls that
+                // fall between samples, so the true period is shorter than the one seen.
+                let dip_share = a.dip_s.unwrap_or(0.0) / per.period_s;
+                if a.lost_fraction > dip_share + 0.2 {
+                    a.too_fast = true;
+                } else {
+                    a.period = Some(per);
+                }
+                break;
+            }
         }
     }
     a
@@ -202,22 +268,32 @@ fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64) -> Vec<Dip> {
     dips
 }
 
+/// What the period search concluded.
+enum Periodicity {
+    None,
+    /// Regular, but the autocorrelation is as strong at half the period: the true period is
+    /// probably shorter than the samples can resolve.
+    TooFast,
+    Period(Period),
+}
+
 fn find_period(
     ts: &[f64],
     us: &[f32],
     mean: f64,
+    busy_level: f64,
     starts: &[f64],
     spacings: &mut [f64],
     spacing: f64,
     p: &SignalParams,
-) -> Option<Period> {
+) -> Periodicity {
     let regular = spacings
         .iter()
         .filter(|s| (**s - spacing).abs() <= 0.35 * spacing)
         .count();
     let regularity = regular as f64 / spacings.len().max(1) as f64;
     if regularity < 0.5 {
-        return None;
+        return Periodicity::None;
     }
     // Resample onto the grid by holding each reading until the next.
     let t0 = ts[0];
@@ -233,12 +309,12 @@ fn find_period(
     }
     let var: f64 = grid.iter().map(|x| x * x).sum::<f64>() / m as f64;
     if var <= 1e-9 {
-        return None;
+        return Periodicity::None;
     }
     let lo = ((0.5 * spacing / GRID_S).floor() as usize).max(1);
     let hi = ((1.5 * spacing / GRID_S).ceil() as usize).min(m * 2 / 3);
     if hi <= lo + 1 {
-        return None;
+        return Periodicity::None;
     }
     let acf = |lag: usize| -> f64 {
         let s: f64 = grid[..m - lag]
@@ -259,7 +335,7 @@ fn find_period(
             );
     let i = best_i + 1;
     if best_r < p.acf_min || rs[i] < rs[i - 1] || rs[i] < rs[i + 1] {
-        return None;
+        return Periodicity::None;
     }
     // Parabolic refinement of the peak.
     let (ym, y0, yp) = (rs[i - 1], rs[i], rs[i + 1]);
@@ -271,7 +347,38 @@ fn find_period(
     };
     let acf_s = (lo - 1 + i) as f64 * GRID_S + shift * GRID_S;
     if (acf_s - spacing).abs() > p.period_agree * spacing {
-        return None;
+        return Periodicity::None;
+    }
+    let half = ((acf_s / 2.0 / GRID_S).round() as usize).max(1);
+    let r_half = (half.saturating_sub(1).max(1)..=half + 1)
+        .map(acf)
+        .fold(f64::MIN, f64::max);
+    let mut acf_s = acf_s;
+    let mut period_s = (acf_s + spacing) / 2.0;
+    if r_half >= 0.4 * best_r {
+        // As regular at half the lag: every other dip was missed, or the period is too short.
+        if acf_s / 2.0 >= 0.9 * p.min_period_s {
+            acf_s /= 2.0;
+            period_s = acf_s;
+        } else {
+            return Periodicity::TooFast;
+        }
+    }
+    // More dips than periods: the stalls come faster than the period the samples show (aliasing).
+    let span = ts[ts.len() - 1] - ts[0];
+    if starts.len() as f64 > 1.1 * (span / period_s) + 1.0 {
+        return Periodicity::TooFast;
+    }
+    // A period near the sample rate aliases: windows then mostly catch part of a stall.
+    if period_s < 2.0 {
+        let (lo, hi) = (0.15 * busy_level, 0.85 * busy_level);
+        let mid = us
+            .iter()
+            .filter(|u| (**u as f64) > lo && (**u as f64) < hi)
+            .count();
+        if mid as f64 > 0.55 * us.len() as f64 {
+            return Periodicity::TooFast;
+        }
     }
     // The cycles: the run of dip starts whose spacings follow the period.
     let mut first = 0;
@@ -291,15 +398,16 @@ fn find_period(
         }
     }
     if best.1 < p.min_cycles {
-        return None;
+        return Periodicity::None;
     }
-    Some(Period {
-        period_s: (acf_s + spacing) / 2.0,
+    Periodicity::Period(Period {
+        period_s,
         spacing_s: spacing,
         acf_s,
         acf: best_r.min(1.0),
         cycles: best.1,
         first_start: starts[best.0],
+        last_start: starts[best.0 + best.1 - 1],
         regularity,
     })
 }
@@ -316,6 +424,8 @@ mod tests {
             acf_min: 0.3,
             period_agree: 0.2,
             active_util: 5.0,
+            recent_s: 20.0,
+            min_period_s: 1.0,
         }
     }
 
