@@ -186,7 +186,7 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
         let spacing = median(&mut spacings.clone());
         let mut found = match spacing {
             Some(sp) if starts.len() >= p.min_cycles => {
-                find_period(ts, us, a.mean, h, &starts, &mut spacings, sp, p)
+                find_period(ts, us, (a.mean, h), &starts, &mut spacings, sp, p)
             }
             _ => Periodicity::None,
         };
@@ -280,8 +280,7 @@ enum Periodicity {
 fn find_period(
     ts: &[f64],
     us: &[f32],
-    mean: f64,
-    busy_level: f64,
+    (mean, busy_level): (f64, f64),
     starts: &[f64],
     spacings: &mut [f64],
     spacing: f64,
