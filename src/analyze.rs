@@ -279,7 +279,7 @@ fn opt_pct(v: Option<f64>) -> String {
         .unwrap_or_else(|| "n/a".into())
 }
 
-/// The report for people.
+/// The report for people (the warnings go to stderr apart).
 pub fn render_text(r: &Report) -> String {
     use std::fmt::Write;
     let mut o = String::new();
@@ -331,9 +331,6 @@ pub fn render_text(r: &Report) -> String {
                 let _ = writeln!(o, "      fix: {}", f.advice);
             }
         }
-    }
-    for w in &r.warnings {
-        let _ = writeln!(o, "warning: {w}");
     }
     o
 }

@@ -293,6 +293,7 @@ struct GpuState {
     tracks: BTreeMap<FindingKind, Track>,
     verdict: Option<FindingKind>,
     recent_mean: Option<f64>,
+    comparable: bool,
     holds_memory: bool,
 }
 
@@ -387,6 +388,8 @@ impl Detector {
                 .collect();
             state.recent_mean = (!recent.is_empty())
                 .then(|| recent.iter().map(|u| *u as f64).sum::<f64>() / recent.len() as f64);
+            // Cross-GPU comparisons wait for a full rules window of data.
+            state.comparable = analysis.span_s >= self.config.rules_window_s * 0.95;
             state.holds_memory = summary.mem_used_last.is_some_and(|m| m >= 1 << 30);
             per_gpu.push(rules::per_gpu(
                 &self.config,
@@ -396,11 +399,24 @@ impl Detector {
                 t,
             ));
         }
-        let means: Vec<Option<f64>> = self.gpus.iter().map(|g| g.recent_mean).collect();
+        let means: Vec<Option<f64>> = self
+            .gpus
+            .iter()
+            .map(|g| g.recent_mean.filter(|_| g.comparable))
+            .collect();
         let holds: Vec<bool> = self.gpus.iter().map(|g| g.holds_memory).collect();
         let explained: Vec<bool> = per_gpu
             .iter()
-            .map(|c| c.iter().any(|c| c.severity >= Severity::Warn))
+            .enumerate()
+            .map(|(pos, c)| {
+                let gpu = self.devices.get(pos).map(|d| d.index);
+                c.iter().any(|c| c.severity >= Severity::Warn)
+                    || self.active.iter().any(|f| {
+                        Some(f.gpu) == gpu
+                            && f.severity >= Severity::Warn
+                            && f.kind != FindingKind::Imbalance
+                    })
+            })
             .collect();
         for (pos, c) in rules::cross_gpu(
             &self.config,
