@@ -451,7 +451,33 @@ impl Detector {
         let Some(state) = self.gpus.get_mut(pos) else {
             return;
         };
-        let seen: Vec<FindingKind> = cands.iter().map(|c| c.kind).collect();
+        // While starvation is raised, a stretch where the period is not recovered (erratic
+        // stalls) keeps it alive rather than raising a second finding for the same cause.
+        let mut cands = cands;
+        let starving = state
+            .tracks
+            .get(&FindingKind::InputStarvation)
+            .is_some_and(|tr| tr.raised);
+        if starving && cands.iter().any(|c| c.kind == FindingKind::ErraticStalls) {
+            cands.retain(|c| c.kind != FindingKind::ErraticStalls);
+            if let Some(tr) = state.tracks.get_mut(&FindingKind::InputStarvation) {
+                tr.last_positive = t;
+            }
+        }
+        let seen: Vec<FindingKind> = cands
+            .iter()
+            .map(|c| c.kind)
+            .chain(
+                starving
+                    .then_some(FindingKind::InputStarvation)
+                    .filter(|_| {
+                        state
+                            .tracks
+                            .get(&FindingKind::InputStarvation)
+                            .is_some_and(|tr| tr.last_positive == t)
+                    }),
+            )
+            .collect();
         for c in cands {
             let tr = state.tracks.entry(c.kind).or_default();
             tr.positives += 1;
