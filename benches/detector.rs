@@ -44,8 +44,8 @@ fn main() {
     let mut events = 0usize;
     let mut cpu = 0.0;
     for k in 0..ticks {
-        for (g, h) in hist.iter_mut().enumerate() {
-            let s = &jobs[g][k];
+        for (h, job) in hist.iter_mut().zip(&jobs) {
+            let s = &job[k];
             let r = &s.gpus[0];
             h.ticks.push(TickMetrics {
                 t: s.t,

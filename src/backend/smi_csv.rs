@@ -255,6 +255,11 @@ fn cell(v: &str) -> Result<Option<f64>, ()> {
     if num.is_empty() || num.starts_with('[') || num.eq_ignore_ascii_case("n/a") {
         return Ok(None);
     }
+    // Most cells are small integers ("31 %", "7288 MiB"): read those without the float parser.
+    if num.len() <= 15 && num.bytes().all(|b| b.is_ascii_digit()) {
+        let v = num.bytes().fold(0u64, |v, b| v * 10 + (b - b'0') as u64);
+        return Ok(Some(v as f64));
+    }
     match num.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(Some(x)),
         _ => Err(()),

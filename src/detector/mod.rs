@@ -333,6 +333,10 @@ pub struct Detector {
     active: Vec<Finding>,
     ended: Vec<Finding>,
     next_eval: Option<UnixTime>,
+    /// Buffer for the windows of one tick (no allocation per tick).
+    scratch: Vec<(f64, f32)>,
+    /// Increases whenever an active finding is raised, refreshed or cleared.
+    revision: u64,
 }
 
 impl Detector {
@@ -344,6 +348,8 @@ impl Detector {
             active: Vec::new(),
             ended: Vec::new(),
             next_eval: None,
+            scratch: Vec::new(),
+            revision: 0,
         }
     }
 
@@ -354,12 +360,13 @@ impl Detector {
     /// Take in the tick at `t` and, when due, evaluate every GPU.
     pub fn update(&mut self, t: UnixTime, gpus: &[&GpuHistory]) -> Vec<FindingEvent> {
         for (state, h) in self.gpus.iter_mut().zip(gpus) {
-            absorb(state, h, t - self.config.window_s);
+            absorb(state, h, t - self.config.window_s, &mut self.scratch);
         }
         if self.next_eval.is_some_and(|n| t < n) {
             return Vec::new();
         }
         self.next_eval = Some(t + self.config.eval_interval_s);
+        self.revision += 1;
         self.evaluate(t, gpus)
     }
 
@@ -565,6 +572,12 @@ impl Detector {
             .unwrap_or(FindingKind::Idle)
     }
 
+    /// Changes whenever the active findings or verdicts may have changed (each evaluation), so a
+    /// reader can skip copying them otherwise.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
     /// Findings still going on.
     pub fn active(&self) -> &[Finding] {
         &self.active
@@ -577,9 +590,9 @@ impl Detector {
 }
 
 /// Append the utilization that arrived since the last tick and drop what left the window.
-fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime) {
+fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut Vec<(f64, f32)>) {
     let last = state.last_t;
-    let mut fresh: Vec<(f64, f32)> = Vec::new();
+    fresh.clear();
     if h.util.is_empty() {
         // A source without driver windows: the tick's own reading.
         if let Some(tk) = h.ticks.last() {
@@ -600,7 +613,7 @@ fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime) {
         }
         fresh.reverse();
     }
-    for (t, u) in fresh {
+    for &(t, u) in fresh.iter() {
         state.ts.push_back(t);
         state.us.push_back(u);
         state.last_t = Some(t);
