@@ -70,6 +70,19 @@ fn main() -> std::io::Result<()> {
         size as f64 / 1e6,
         gen.elapsed().as_secs_f64()
     );
+    // The CSV path alone: read every sample, no engine or detector.
+    let cpu0 = thread_cpu_s();
+    let mut source = gpulse::backend::smi_csv::SmiCsvSource::open(&path, None)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let mut rows = 0u64;
+    while let Some(s) = gpulse::backend::SampleSource::next_sample(&mut source) {
+        rows += s.gpus.len() as u64;
+    }
+    let cpu = thread_cpu_s() - cpu0;
+    println!(
+        "analyze: CSV reader alone: {rows} GPU samples in {cpu:.2} s CPU = {:.2} million samples/s",
+        rows as f64 / cpu / 1e6
+    );
     let start = Instant::now();
     let cpu0 = thread_cpu_s();
     let report = analyze_path(&path, None, &DetectorConfig::default())
