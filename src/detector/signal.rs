@@ -101,8 +101,10 @@ pub fn percentile_hist(hist: &[u32; 101], count: u32, p: f64) -> f64 {
     100.0
 }
 
-fn bin(u: f32) -> usize {
-    (u.round() as i64).clamp(0, 100) as usize
+/// The histogram bin of a percentage (nearest whole percent; `round` is a library call on
+/// baseline x86-64, adding one half and truncating is not).
+pub fn bin(u: f32) -> usize {
+    ((u.max(0.0) + 0.5) as usize).min(100)
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
