@@ -83,6 +83,8 @@ pub enum Command {
     Demo,
     /// Check the stack from the driver up (driver, CUDA, frameworks, each GPU, host) and say what to fix
     Doctor(DoctorArgs),
+    /// Analyse nvidia-smi CSV logs and recordings: per GPU the verdict, the findings with their times, statistics
+    Analyze(AnalyzeArgs),
     #[command(flatten)]
     Output(crate::output::cli::OutputCommand),
 }
@@ -101,6 +103,22 @@ pub struct DoctorArgs {
     /// How long each framework probe (`python3 -c 'import torch'`, ...) may take
     #[arg(long, value_name = "SECONDS", value_parser = parse_duration, default_value = "30")]
     pub probe_timeout: f64,
+}
+
+/// `gpulse analyze FILE...`
+#[derive(Debug, Args, Clone)]
+pub struct AnalyzeArgs {
+    /// Files to analyse: nvidia-smi CSV logs (`nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv -lms 250`)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Print one JSON document per file instead of text (times as Unix seconds)
+    #[arg(long)]
+    pub json: bool,
+
+    /// Column names of a CSV log written with `noheader`, in query order, e.g. `timestamp,index,utilization.gpu`
+    #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
+    pub fields: Option<Vec<String>>,
 }
 
 /// Parse a duration such as `250ms`, `1.5s`, `2m`, `1h` or a bare number of seconds.

@@ -108,6 +108,8 @@ pub struct Engine {
     t: UnixTime,
     seq: u64,
     last_sample: Option<Arc<Sample>>,
+    /// The detector revision the per-GPU verdicts and findings were copied at.
+    detector_revision: u64,
 }
 
 impl Engine {
@@ -141,6 +143,7 @@ impl Engine {
             t: 0.0,
             seq: 0,
             last_sample: None,
+            detector_revision: u64::MAX,
         }
     }
 
@@ -192,7 +195,7 @@ impl Engine {
                 g.processes.clear();
             }
         }
-        let histories: Vec<GpuHistory> = self.gpus.iter().map(|g| g.history.clone()).collect();
+        let histories: Vec<&GpuHistory> = self.gpus.iter().map(|g| &g.history).collect();
         let events = self.detector.update(sample.t, &histories);
         for ev in &events {
             match ev {
@@ -213,7 +216,11 @@ impl Engine {
                 }
             }
         }
+        let revision = self.detector.revision();
         for (pos, g) in self.gpus.iter_mut().enumerate() {
+            if revision == self.detector_revision {
+                break;
+            }
             g.verdict = self.detector.verdict(pos);
             g.findings = self
                 .detector
@@ -227,6 +234,7 @@ impl Engine {
                 crate::host::annotate_finding(f, &g.processes, &self.host);
             }
         }
+        self.detector_revision = revision;
         self.last_sample = Some(Arc::new(sample));
         events
     }

@@ -81,5 +81,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Doctor(args)) => Ok(doctor(&settings, &args)),
         Some(Command::Output(_)) => Ok(ExitCode::SUCCESS),
+        Some(Command::Analyze(args)) => Ok(gpulse::analyze::run(&args, &settings.engine.detector)),
     }
 }

@@ -9,6 +9,7 @@ pub mod nvml;
 pub mod rocm;
 pub mod replay;
 pub mod sim;
+pub mod smi_csv;
 
 use std::fmt;
 

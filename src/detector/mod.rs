@@ -1,28 +1,22 @@
 //! Names why a GPU is not busier, from its history.
+//!
+//! Each tick the detector takes the new driver utilization windows of every GPU into its own short
+//! buffer (cheap). Once per `eval_interval_s` of data time it analyses the last `window_s` of them
+//! ([`signal`]), summarises the recent ticks, and runs the [`rules`]. A candidate becomes a finding
+//! after `raise_after` positive evaluations in a row and ends after `clear_after_s` without one, so
+//! the panel does not flicker.
 
-use serde::{Deserialize, Serialize};
+mod config;
+pub mod rules;
+pub mod signal;
+pub mod synth;
+
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::history::GpuHistory;
-use crate::model::{Finding, FindingKind, SystemInfo, UnixTime};
-
-/// Thresholds of the rules (configurable in the config file's `[detector]` table).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DetectorConfig {
-    /// Seconds of history each evaluation looks at.
-    pub window_s: f64,
-    /// Below this mean utilization (percent) a GPU with no process counts as idle.
-    pub idle_util: f64,
-}
-
-impl Default for DetectorConfig {
-    fn default() -> Self {
-        DetectorConfig {
-            window_s: 60.0,
-            idle_util: 5.0,
-        }
-    }
-}
+use crate::model::{throttle, DeviceInfo, Finding, FindingKind, Severity, SystemInfo, UnixTime};
+pub use config::DetectorConfig;
+use rules::{Candidate, TickSummary};
 
 /// A finding raised or cleared at one evaluation.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,49 +25,308 @@ pub enum FindingEvent {
     Cleared(Finding),
 }
 
+/// Hysteresis state of one kind on one GPU.
+#[derive(Debug, Clone, Default)]
+struct Track {
+    positives: u32,
+    first_start: Option<UnixTime>,
+    last_positive: UnixTime,
+    /// Position in `Detector::active` while raised.
+    raised: bool,
+}
+
+#[derive(Debug, Default)]
+struct GpuState {
+    /// Utilization samples `(t, percent)` of the last `window_s`, oldest first.
+    ts: VecDeque<f64>,
+    us: VecDeque<f32>,
+    last_t: Option<f64>,
+    tracks: BTreeMap<FindingKind, Track>,
+    verdict: Option<FindingKind>,
+    recent_mean: Option<f64>,
+    comparable: bool,
+    holds_memory: bool,
+}
+
+/// Kinds in the order a verdict prefers them when severities tie.
+const PRIORITY: [FindingKind; 12] = [
+    FindingKind::InputStarvation,
+    FindingKind::ErraticStalls,
+    FindingKind::TransferBound,
+    FindingKind::HostBound,
+    FindingKind::BusyButIdle,
+    FindingKind::PeriodicStall,
+    FindingKind::MemoryIdle,
+    FindingKind::Throttled,
+    FindingKind::MemoryPressure,
+    FindingKind::PcieDegraded,
+    FindingKind::SingleGpuBusy,
+    FindingKind::Imbalance,
+];
+
+/// Rank of a kind in [`PRIORITY`] (lower is preferred).
+pub fn priority(kind: FindingKind) -> usize {
+    PRIORITY
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(PRIORITY.len())
+}
+
+/// Most findings kept after they end (oldest dropped first).
+const MAX_ENDED: usize = 100_000;
+
 /// Runs the rules over every GPU's history.
 #[derive(Debug)]
 pub struct Detector {
     config: DetectorConfig,
-    verdicts: Vec<FindingKind>,
+    devices: Vec<DeviceInfo>,
+    gpus: Vec<GpuState>,
     active: Vec<Finding>,
     ended: Vec<Finding>,
+    next_eval: Option<UnixTime>,
+    /// Buffer for the windows of one tick (no allocation per tick).
+    scratch: Vec<(f64, f32)>,
+    /// Increases whenever an active finding is raised, refreshed or cleared.
+    revision: u64,
 }
 
 impl Detector {
     pub fn new(config: DetectorConfig, system: &SystemInfo) -> Self {
         Detector {
+            devices: system.devices.clone(),
+            gpus: system.devices.iter().map(|_| GpuState::default()).collect(),
             config,
-            verdicts: vec![FindingKind::Idle; system.devices.len()],
             active: Vec::new(),
             ended: Vec::new(),
+            next_eval: None,
+            scratch: Vec::new(),
+            revision: 0,
         }
     }
 
-    /// Evaluate every GPU after the tick at `t`.
-    pub fn update(&mut self, t: UnixTime, gpus: &[GpuHistory]) -> Vec<FindingEvent> {
-        for (i, h) in gpus.iter().enumerate() {
-            let recent = h.ticks.since(t - self.config.window_s);
-            let utils: Vec<f64> = recent.iter().filter_map(|m| m.metrics.util_gpu).collect();
-            let mean = if utils.is_empty() {
-                0.0
-            } else {
-                utils.iter().sum::<f64>() / utils.len() as f64
-            };
-            if let Some(v) = self.verdicts.get_mut(i) {
-                *v = if mean >= self.config.idle_util {
+    pub fn config(&self) -> &DetectorConfig {
+        &self.config
+    }
+
+    /// Take in the tick at `t` and, when due, evaluate every GPU.
+    pub fn update(&mut self, t: UnixTime, gpus: &[&GpuHistory]) -> Vec<FindingEvent> {
+        for (state, h) in self.gpus.iter_mut().zip(gpus) {
+            absorb(state, h, t - self.config.window_s, &mut self.scratch);
+        }
+        if self.next_eval.is_some_and(|n| t < n) {
+            return Vec::new();
+        }
+        self.next_eval = Some(t + self.config.eval_interval_s);
+        self.revision += 1;
+        self.evaluate(t, gpus)
+    }
+
+    fn evaluate(&mut self, t: UnixTime, gpus: &[&GpuHistory]) -> Vec<FindingEvent> {
+        let params = self.config.signal_params();
+        let mut per_gpu: Vec<Vec<Candidate>> = Vec::with_capacity(self.gpus.len());
+        for (pos, state) in self.gpus.iter_mut().enumerate() {
+            let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
+            let analysis = signal::analyse(ts, us, &params);
+            let since = t - self.config.rules_window_s;
+            let busy_tick = self.config.busy_util * 0.5;
+            let mut summary = gpus
+                .get(pos)
+                .map(|h| summarise(h, since, busy_tick))
+                .unwrap_or_default();
+            if let (Some(h), Some(dev)) = (gpus.get(pos), self.devices.get(pos)) {
+                degraded_link(&mut summary, h, dev, since, busy_tick);
+            }
+            let recent_from = t - self.config.rules_window_s;
+            let recent: Vec<f32> = state
+                .ts
+                .iter()
+                .zip(&state.us)
+                .filter(|(tt, _)| **tt >= recent_from)
+                .map(|(_, u)| *u)
+                .collect();
+            state.recent_mean = (!recent.is_empty())
+                .then(|| recent.iter().map(|u| *u as f64).sum::<f64>() / recent.len() as f64);
+            // Cross-GPU comparisons wait for a full rules window of data.
+            state.comparable = analysis.span_s >= self.config.rules_window_s * 0.95;
+            state.holds_memory = summary.mem_used_last.is_some_and(|m| m >= 1 << 30);
+            per_gpu.push(rules::per_gpu(
+                &self.config,
+                self.devices.get(pos),
+                &analysis,
+                &summary,
+                t,
+            ));
+        }
+        let means: Vec<Option<f64>> = self
+            .gpus
+            .iter()
+            .map(|g| g.recent_mean.filter(|_| g.comparable))
+            .collect();
+        let holds: Vec<bool> = self.gpus.iter().map(|g| g.holds_memory).collect();
+        let explained: Vec<bool> = per_gpu
+            .iter()
+            .enumerate()
+            .map(|(pos, c)| {
+                let gpu = self.devices.get(pos).map(|d| d.index);
+                c.iter().any(|c| c.severity >= Severity::Warn)
+                    || self.active.iter().any(|f| {
+                        Some(f.gpu) == gpu
+                            && f.severity >= Severity::Warn
+                            && f.kind != FindingKind::Imbalance
+                    })
+            })
+            .collect();
+        for (pos, c) in rules::cross_gpu(
+            &self.config,
+            &means,
+            &holds,
+            &explained,
+            t,
+            self.config.rules_window_s,
+        ) {
+            if let Some(v) = per_gpu.get_mut(pos) {
+                v.push(c);
+            }
+        }
+        let mut events = Vec::new();
+        for (pos, cands) in per_gpu.into_iter().enumerate() {
+            self.apply(pos, t, cands, &mut events);
+        }
+        events
+    }
+
+    /// Hysteresis: raise, refresh or clear each kind on GPU `pos`.
+    fn apply(
+        &mut self,
+        pos: usize,
+        t: UnixTime,
+        cands: Vec<Candidate>,
+        events: &mut Vec<FindingEvent>,
+    ) {
+        let gpu = self.devices.get(pos).map(|d| d.index).unwrap_or(pos as u32);
+        let raise_after = self.config.raise_after.max(1);
+        let clear_after = self.config.clear_after_s;
+        let Some(state) = self.gpus.get_mut(pos) else {
+            return;
+        };
+        // While starvation is raised, a stretch where the period is not recovered (erratic
+        // stalls) keeps it alive rather than raising a second finding for the same cause.
+        let mut cands = cands;
+        let starving = state
+            .tracks
+            .get(&FindingKind::InputStarvation)
+            .is_some_and(|tr| tr.raised);
+        if starving && cands.iter().any(|c| c.kind == FindingKind::ErraticStalls) {
+            cands.retain(|c| c.kind != FindingKind::ErraticStalls);
+            if let Some(tr) = state.tracks.get_mut(&FindingKind::InputStarvation) {
+                tr.last_positive = t;
+            }
+        }
+        let seen: Vec<FindingKind> = cands
+            .iter()
+            .map(|c| c.kind)
+            .chain(
+                starving
+                    .then_some(FindingKind::InputStarvation)
+                    .filter(|_| {
+                        state
+                            .tracks
+                            .get(&FindingKind::InputStarvation)
+                            .is_some_and(|tr| tr.last_positive == t)
+                    }),
+            )
+            .collect();
+        for c in cands {
+            let tr = state.tracks.entry(c.kind).or_default();
+            tr.positives += 1;
+            tr.last_positive = t;
+            let start = *tr.first_start.get_or_insert(c.start);
+            if tr.raised {
+                if let Some(f) = self
+                    .active
+                    .iter_mut()
+                    .find(|f| f.gpu == gpu && f.kind == c.kind)
+                {
+                    f.severity = f.severity.max(c.severity);
+                    f.evidence = c.evidence;
+                    f.summary = c.summary;
+                }
+            } else if tr.positives >= raise_after {
+                tr.raised = true;
+                let f = Finding {
+                    kind: c.kind,
+                    severity: c.severity,
+                    gpu,
+                    start: start.min(c.start),
+                    end: None,
+                    detected_at: t,
+                    evidence: c.evidence,
+                    summary: c.summary,
+                    advice: rules::advice(c.kind).to_string(),
+                };
+                events.push(FindingEvent::Raised(f.clone()));
+                self.active.push(f);
+            }
+        }
+        for (kind, tr) in state.tracks.iter_mut() {
+            if seen.contains(kind) {
+                continue;
+            }
+            if !tr.raised {
+                tr.positives = 0;
+                tr.first_start = None;
+            } else if t - tr.last_positive >= clear_after {
+                tr.raised = false;
+                tr.positives = 0;
+                tr.first_start = None;
+                if let Some(i) = self
+                    .active
+                    .iter()
+                    .position(|f| f.gpu == gpu && f.kind == *kind)
+                {
+                    let mut f = self.active.remove(i);
+                    f.end = Some(tr.last_positive);
+                    events.push(FindingEvent::Cleared(f.clone()));
+                    self.ended.push(f);
+                    if self.ended.len() > MAX_ENDED {
+                        self.ended.remove(0);
+                    }
+                }
+            }
+        }
+        state.tracks.retain(|_, tr| tr.raised || tr.positives > 0);
+        let verdict = self
+            .active
+            .iter()
+            .filter(|f| f.gpu == gpu && f.severity >= Severity::Warn)
+            .min_by_key(|f| (std::cmp::Reverse(f.severity), priority(f.kind)))
+            .map(|f| f.kind);
+        state.verdict = Some(
+            verdict.unwrap_or(
+                if state
+                    .recent_mean
+                    .is_some_and(|m| m >= self.config.idle_util)
+                {
                     FindingKind::Healthy
                 } else {
                     FindingKind::Idle
-                };
-            }
-        }
-        Vec::new()
+                },
+            ),
+        );
     }
 
     /// The current verdict of GPU `gpu` (position in the system's device list).
     pub fn verdict(&self, gpu: usize) -> FindingKind {
-        self.verdicts.get(gpu).copied().unwrap_or(FindingKind::Idle)
+        self.gpus
+            .get(gpu)
+            .and_then(|g| g.verdict)
+            .unwrap_or(FindingKind::Idle)
+    }
+
+    /// Changes whenever the active findings or verdicts may have changed (each evaluation), so a
+    /// reader can skip copying them otherwise.
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 
     /// Findings still going on.
@@ -84,5 +337,129 @@ impl Detector {
     /// Findings that have ended.
     pub fn ended(&self) -> &[Finding] {
         &self.ended
+    }
+}
+
+/// Append the utilization that arrived since the last tick and drop what left the window.
+fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut Vec<(f64, f32)>) {
+    let last = state.last_t;
+    fresh.clear();
+    if h.util.is_empty() {
+        // A source without driver windows: the tick's own reading.
+        if let Some(tk) = h.ticks.last() {
+            if let Some(u) = tk
+                .metrics
+                .util_gpu
+                .filter(|_| last.is_none_or(|l| tk.t > l))
+            {
+                fresh.push((tk.t, u as f32));
+            }
+        }
+    } else {
+        for w in h.util.iter_rev() {
+            if last.is_some_and(|l| w.t <= l) {
+                break;
+            }
+            fresh.push((w.t, w.util as f32));
+        }
+        fresh.reverse();
+    }
+    for &(t, u) in fresh.iter() {
+        state.ts.push_back(t);
+        state.us.push_back(u);
+        state.last_t = Some(t);
+    }
+    while state.ts.front().is_some_and(|t| *t < keep_from) {
+        state.ts.pop_front();
+        state.us.pop_front();
+    }
+}
+
+/// Reduce the ticks since `since` to what the rules need.
+fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
+    let mut s = TickSummary::default();
+    let (mut nu, mut su, mut nsm, mut ssm, mut np, mut sp, mut nrx, mut srx) =
+        (0usize, 0.0, 0usize, 0.0, 0usize, 0.0, 0usize, 0.0);
+    for tk in h.ticks.iter_rev() {
+        if tk.t < since {
+            break;
+        }
+        if !tk.ok {
+            continue;
+        }
+        let m = &tk.metrics;
+        s.ticks += 1;
+        if let Some(u) = m.util_gpu {
+            nu += 1;
+            su += u;
+        }
+        if let Some(v) = m.sm_active {
+            nsm += 1;
+            ssm += v;
+        }
+        if let Some(v) = m.power_w {
+            np += 1;
+            sp += v;
+        }
+        if let Some(v) = m.pcie_rx_bytes_per_s {
+            nrx += 1;
+            srx += v;
+        }
+        if s.power_limit.is_none() {
+            s.power_limit = m.power_limit_w;
+        }
+        if let Some(used) = m.mem_used_bytes {
+            s.mem_used_last.get_or_insert(used);
+            s.mem_used_first = Some(used);
+        }
+        if s.mem_total.is_none() {
+            s.mem_total = m.mem_total_bytes;
+        }
+        if let (Some(g), Some(w)) = (m.pcie_gen, m.pcie_width) {
+            s.link_current.get_or_insert((g, w));
+        }
+        if m.util_gpu.is_some_and(|u| u >= busy_util) {
+            s.busy_ticks += 1;
+            if let Some(bits) = m.throttle {
+                if bits & throttle::SERIOUS != 0 {
+                    s.throttled_ticks += 1;
+                    s.throttle_bits |= bits;
+                }
+            }
+        }
+    }
+    let mean = |n: usize, sum: f64| (n > 0).then(|| sum / n as f64);
+    s.util_mean = mean(nu, su);
+    s.sm_mean = mean(nsm, ssm);
+    s.power_mean = mean(np, sp);
+    s.rx_mean = mean(nrx, srx);
+    s
+}
+
+/// Count the busy ticks whose link is below the device's maximum (needs the maximum to judge).
+fn degraded_link(
+    s: &mut TickSummary,
+    h: &GpuHistory,
+    dev: &DeviceInfo,
+    since: UnixTime,
+    busy_util: f64,
+) {
+    let (Some(gm), Some(wm)) = (dev.pcie_gen_max, dev.pcie_width_max) else {
+        return;
+    };
+    for tk in h.ticks.iter_rev() {
+        if tk.t < since {
+            break;
+        }
+        let m = &tk.metrics;
+        if !tk.ok || !m.util_gpu.is_some_and(|u| u >= busy_util) {
+            continue;
+        }
+        if let (Some(g), Some(w)) = (m.pcie_gen, m.pcie_width) {
+            if g < gm || w < wm {
+                s.degraded_ticks += 1;
+                s.link_seen = Some((g, w));
+            }
+        }
     }
 }
