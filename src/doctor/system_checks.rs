@@ -153,18 +153,60 @@ pub fn visibility_checks(d: &DriverFacts, env: &DoctorEnv, gpu_count: u32) -> Ve
                 .split(':')
                 .filter(|dir| !dir.is_empty())
                 .filter(|dir| Some(Path::new(dir)) != driver_dir)
-                .filter(|dir| Path::new(dir).join("libcuda.so.1").exists() || Path::new(dir).join("libcuda.so").exists())
-                .map(str::to_string)
+                .filter_map(|dir| {
+                    let lib = ["libcuda.so.1", "libcuda.so"]
+                        .iter()
+                        .map(|n| Path::new(dir).join(n))
+                        .find(|p| p.exists())?;
+                    shadowing_reason(&lib, d.driver_version.as_deref())
+                        .map(|why| format!("{dir} ({why})"))
+                })
                 .collect();
             if shadows.is_empty() {
                 Check::new(name, Status::Ok, "no libcuda in it shadows the driver's")
             } else {
-                Check::new(name, Status::Warn, format!("libcuda found in {}: it is loaded before the driver's own", shadows.join(", ")))
-                    .advise("remove that directory from LD_LIBRARY_PATH (a stub or old CUDA compat libcuda makes CUDA fail or mismatch the driver)")
+                Check::new(
+                    name,
+                    Status::Warn,
+                    format!(
+                        "libcuda found in {}: it is loaded before the driver's own",
+                        shadows.join(", ")
+                    ),
+                )
+                .advise("remove that directory from LD_LIBRARY_PATH (a stub or old CUDA compat libcuda makes CUDA fail or mismatch the driver)")
             }
         }
     });
     out
+}
+
+/// Why the libcuda at `lib` would shadow the driver's, or `None` when it is harmless: the driver's
+/// own copy (the same version, as container runtimes mount it in several directories) or a 32-bit
+/// build, which 64-bit programs skip.
+fn shadowing_reason(lib: &Path, driver_version: Option<&str>) -> Option<String> {
+    let real = std::fs::canonicalize(lib).unwrap_or_else(|_| lib.to_path_buf());
+    let mut head = [0u8; 5];
+    let elf = std::fs::File::open(&real)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && head[..4] == *b"\x7fELF";
+    if elf && head[4] == 1 {
+        return None;
+    }
+    if real.components().any(|c| c.as_os_str() == "stubs") {
+        return Some("a CUDA toolkit stub".into());
+    }
+    let file = real.file_name()?.to_string_lossy().into_owned();
+    let version = file
+        .strip_prefix("libcuda.so.")
+        .filter(|v| v.contains('.'))
+        .map(str::to_string);
+    match (version, driver_version) {
+        (Some(v), Some(d)) if v == d => None,
+        (Some(v), Some(d)) => Some(format!("version {v}, driver {d}")),
+        (Some(v), None) => Some(format!("version {v}")),
+        (None, _) => Some("unknown version".into()),
+    }
 }
 
 #[cfg(test)]
@@ -206,6 +248,56 @@ mod tests {
         let c = &visibility_checks(&d, &env(&[("LD_LIBRARY_PATH", &p)]), 1)[1];
         assert_eq!(c.status, Status::Warn);
         assert!(c.found.contains(&dir.path().display().to_string()));
+    }
+
+    #[test]
+    fn the_drivers_own_libcuda_in_another_directory_is_not_flagged() {
+        // Container runtimes mount the driver's libraries in several directories.
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("libcuda.so.580.159.04");
+        let mut elf64 = b"\x7fELF\x02".to_vec();
+        elf64.extend([0u8; 59]);
+        std::fs::write(&real, &elf64).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("libcuda.so.1")).unwrap();
+        let mut d = DriverFacts {
+            library_path: Some("/usr/local/nvidia/lib64/libnvidia-ml.so.1".into()),
+            driver_version: Some("580.159.04".into()),
+            ..Default::default()
+        };
+        let p = dir.path().display().to_string();
+        let c = &visibility_checks(&d, &env(&[("LD_LIBRARY_PATH", &p)]), 1)[1];
+        assert_eq!(c.status, Status::Ok, "{}", c.found);
+        // Another version is a compat or stale copy: flagged, with both versions named.
+        d.driver_version = Some("570.86.15".into());
+        let c = &visibility_checks(&d, &env(&[("LD_LIBRARY_PATH", &p)]), 1)[1];
+        assert_eq!(c.status, Status::Warn);
+        assert!(
+            c.found.contains("version 580.159.04, driver 570.86.15"),
+            "{}",
+            c.found
+        );
+        // A 32-bit build is skipped by 64-bit programs.
+        let mut elf32 = b"\x7fELF\x01".to_vec();
+        elf32.extend([0u8; 47]);
+        std::fs::write(&real, &elf32).unwrap();
+        let c = &visibility_checks(&d, &env(&[("LD_LIBRARY_PATH", &p)]), 1)[1];
+        assert_eq!(c.status, Status::Ok, "{}", c.found);
+    }
+
+    #[test]
+    fn a_toolkit_stub_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let stubs = dir.path().join("stubs");
+        std::fs::create_dir(&stubs).unwrap();
+        std::fs::write(stubs.join("libcuda.so"), b"\x7fELF\x02").unwrap();
+        let d = DriverFacts {
+            driver_version: Some("580.159.04".into()),
+            ..Default::default()
+        };
+        let p = stubs.display().to_string();
+        let c = &visibility_checks(&d, &env(&[("LD_LIBRARY_PATH", &p)]), 1)[1];
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.found.contains("a CUDA toolkit stub"), "{}", c.found);
     }
 
     #[test]
