@@ -16,6 +16,10 @@ pub const FIRST_READ_KEEP_S: f64 = 5.0;
 /// clock or the wall clock has jumped: start again from the new offset.
 pub const CLOCK_JUMP_S: f64 = 2.0;
 
+/// How far ahead of the read time a driver stamp may lie and still count as wall-clock time
+/// (the two clocks are read a little apart).
+const EPOCH_SLACK_S: f64 = 0.5;
+
 /// Turns reads of the driver's sample buffer into windows, each once, on the wall clock.
 #[derive(Debug, Clone, Default)]
 pub struct SampleBufferMerger {
@@ -77,7 +81,12 @@ impl SampleBufferMerger {
             self.last_ts = None;
             self.offset_s = None;
         }
+        // Where the driver already stamps its windows on the wall clock (the H200 does: its
+        // samples are epoch microseconds), its stamps are exact: use them as they are rather than
+        // an estimate that would move the first windows by up to a tick.
+        let epoch_like = (-EPOCH_SLACK_S..CLOCK_JUMP_S).contains(&candidate);
         let offset = match self.offset_s {
+            _ if epoch_like => 0.0,
             Some(off) => off.min(candidate),
             None => candidate,
         };
@@ -129,6 +138,21 @@ mod tests {
         let first = out.first().map(|w| w.t).unwrap_or(f64::NAN);
         assert!((last - first - 5.0).abs() < 1e-6);
         assert_eq!(m.last_seen(), Some(newest));
+    }
+
+    #[test]
+    fn epoch_stamps_are_used_as_they_are() {
+        // The H200 stamps windows in epoch microseconds: no offset, no drift between reads.
+        let mut m = SampleBufferMerger::new();
+        let base = (NOW0 * 1e6) as u64 - 1_000_000;
+        let out = m.merge(&windows(base, 1, 0.0), NOW0 - 0.9);
+        assert_eq!(out.len(), 1);
+        assert!((out[0].t - base as f64 / 1e6).abs() < 1e-6);
+        // A later read that lags the driver by less than before does not move earlier stamps.
+        let out = m.merge(&windows(base, 6, 0.0), NOW0 + 0.01);
+        assert_eq!(out.len(), 5);
+        assert!((out[0].t - (base + 200_000) as f64 / 1e6).abs() < 1e-6);
+        assert_eq!(m.offset_s(), Some(0.0));
     }
 
     #[test]
