@@ -76,7 +76,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )?),
                 None => None,
             };
-            gpulse::tui::run(live, &settings)?;
+            let options = gpulse::tui::RunOptions {
+                serving: settings.serve,
+                ..Default::default()
+            };
+            gpulse::tui::run(live, &settings, options)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Doctor(args)) => Ok(doctor(&settings, &args)),

@@ -6,8 +6,8 @@
 //! [`SampleSource`] and are fed through the same engine.
 
 pub mod nvml;
-pub mod rocm;
 pub mod replay;
+pub mod rocm;
 pub mod sim;
 pub mod smi_csv;
 

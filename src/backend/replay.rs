@@ -319,5 +319,16 @@ pub fn run_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Re
         )?),
         None => None,
     };
-    crate::tui::run(replay.live, settings)
+    let options = crate::tui::RunOptions {
+        replay: Some(crate::tui::ReplaySession {
+            control: replay.control,
+            file: path.to_path_buf(),
+            start: replay.start,
+            end: replay.end,
+            warnings: replay.warnings,
+        }),
+        serving: settings.serve,
+        record_dir: None,
+    };
+    crate::tui::run(replay.live, settings, options)
 }
