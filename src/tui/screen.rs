@@ -35,6 +35,7 @@ const HOST_LINE_MIN_HEIGHT: u16 = 20;
 ///
 /// ```text
 /// gpulse │ host │ driver │ CUDA │ backend every 250 ms │ window 60 s         ● LIVE 12:00:00
+///  host CPU 52% ▁▂▇█▇▂ 16c mem 41/503 GiB load 8.25 7.50 iowait 2%   (20 rows and more)
 /// ┌ 8 GPUs ───────────────────────────────────────────────────────────────────────────┐
 /// │▶ 0 H200  ▂▅█▇▆▅▃▁ 97% ███··· 81/140G 612/700W 55°C healthy     (more than 1 GPU,│
 /// │  1 H200  ▁▁▁▁▁▁▁▁  0% ······  0/140G  80/700W 34°C idle          or collapsed)  │
@@ -45,14 +46,17 @@ const HOST_LINE_MIN_HEIGHT: u16 = 20;
 /// │mem GiB  81/140  ▅▅▅▅▅▅▅▅▅▅▅▅▅▅▅  │ PCIe link gen5 x16 of gen5 x16      │
 /// │PCIe rx / tx, power, SM active: one chart each, sharing the rows         │
 /// └─────────────────────────────────────────────────────────────────────────┘
-/// ┌ Processes · GPU 0 ──────────────────────────────────────────────────────┐
-/// │PID     USER   GPU MEM   SM   CPU  COMMAND                               │
+/// ┌ Processes · GPU 0 · sort GPU MEM ▼ tree ────────────────────────────────┐ (P focuses it:
+/// │PID  USER GPU MEM SM% MEMBW% CPU% RSS TIME COMMAND  (narrow: fewer cols) │ it then gets
+/// │4102 sim  —       —   —      95%  …   —    └ [running] python train.py   │ rows first)
 /// └─────────────────────────────────────────────────────────────────────────┘
 /// ┌ Detector ──────────────────────────┐┌ Events ───────────────────────────┐
 /// │verdict 0 healthy · 1 idle          ││12:00:01 W GPU 1 input starvation  │
 /// └────────────────────────────────────┘└───────────────────────────────────┘
-///  q quit  ? help  ↑↓ select  Enter expand  p pause  +/- zoom
+///  ● REC file (N ticks)  REPLAY file 12:03:04 (+35 s of 6 min) ×2 ▶  q quit  ? help  ...
 /// ```
+///
+/// The signal dialog and the help overlay are drawn over everything.
 ///
 /// Rows go first to the header and footer, then the GPU list, then the selected GPU's panel, then
 /// processes, detector and events as space allows. Below [`MIN_WIDTH`]×[`MIN_HEIGHT`] it only
