@@ -68,7 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             gpulse::tui::init_tui_logging();
             let host = HostProbe::for_backend(&backend.system().backend);
             let live = Live::start(backend, settings.engine.clone(), host);
-            let _serving = match settings.serve {
+            let serving = match settings.serve {
                 Some(addr) => Some(gpulse::output::prometheus::serve_in_background(
                     addr,
                     live.snapshots.clone(),
@@ -77,7 +77,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 None => None,
             };
             let options = gpulse::tui::RunOptions {
-                serving: settings.serve,
+                serving: serving.as_ref().map(|s| s.addr),
                 ..Default::default()
             };
             gpulse::tui::run(live, &settings, options)?;

@@ -184,3 +184,28 @@ fn r_in_demo_records_a_file_the_reader_reads_back() {
     assert!(records.windows(2).all(|w| w[1].sample.t > w[0].sample.t));
     assert!(records.iter().all(|r| r.sample.gpus.len() == 2));
 }
+
+#[test]
+fn serve_beside_the_dashboard_shows_the_address_it_answers_on() {
+    use std::io::{Read, Write};
+    let t = Tmux::start(120, 40, "", "--serve 127.0.0.1:0 demo --seed 1");
+    let s = t.wait_for("the serving status", |s| {
+        s.contains("serving http://127.0.0.1:") && s.contains("● LIVE")
+    });
+    let addr: String = s
+        .split("serving http://")
+        .nth(1)
+        .and_then(|r| r.split("/metrics").next())
+        .expect("address")
+        .to_string();
+    assert!(!addr.ends_with(":0"), "the bound port, not 0: {addr}");
+    let mut conn = std::net::TcpStream::connect(&addr).expect("connect");
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("request");
+    let mut body = String::new();
+    conn.read_to_string(&mut body).expect("response");
+    assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+    assert!(body.contains("DCGM_FI_DEV_GPU_UTIL"), "{body}");
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), 0);
+}
