@@ -78,6 +78,12 @@ fn a_recording_that_cannot_be_created_says_why() {
     assert!(msg.contains("writable"), "{msg}");
 }
 
+fn press(app: &mut App, c: char) -> Action {
+    let a = map_key(ch(c), app).unwrap_or_else(|| panic!("{c} does nothing"));
+    app.apply(a);
+    a
+}
+
 fn wait_for(rx: &watch::Receiver<Arc<Snapshot>>, what: &str, pred: impl Fn(&Snapshot) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
@@ -113,30 +119,40 @@ fn replay_keys_drive_the_player() {
     let rx = live.snapshots.clone();
     let mut app = App::new(rx.borrow().clone(), 60.0, 600.0, true);
     app.replay = Some(ReplayState::new(&session));
-    let mut press = |c: char| {
-        let a = map_key(ch(c), &app).unwrap_or_else(|| panic!("{c} does nothing"));
-        app.apply(a);
-        a
-    };
-    assert_eq!(press(' '), Action::TogglePause);
-    assert_eq!(press(']'), Action::SeekForward);
+    assert_eq!(press(&mut app, ' '), Action::TogglePause);
+    assert_eq!(press(&mut app, ']'), Action::SeekForward);
     wait_for(&rx, "a seek 10 s forward", |s| s.t >= start + 10.0);
     assert!(
         rx.borrow().t < start + 12.0,
         "paused: no further than the seek"
     );
-    assert_eq!(press('n'), Action::NextFinding);
+    assert_eq!(press(&mut app, 'n'), Action::NextFinding);
     wait_for(&rx, "the next finding at +45 s", |s| s.t >= start + 45.0);
-    assert_eq!(press('['), Action::SeekBack);
+    assert_eq!(press(&mut app, '['), Action::SeekBack);
     wait_for(&rx, "a seek back", |s| s.t <= start + 36.0);
     let seq = rx.borrow().seq;
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(rx.borrow().seq, seq, "paused");
-    assert_eq!(press('0'), Action::ReplaySpeed(10));
-    assert_eq!(press(' '), Action::TogglePause);
+    assert_eq!(press(&mut app, '0'), Action::ReplaySpeed(10));
+    assert_eq!(press(&mut app, ' '), Action::TogglePause);
     wait_for(&rx, "playing at ×10", |s| s.t >= start + 40.0);
+    assert_eq!(app.replay.as_ref().map(|r| r.speed), Some(10.0));
+    assert_eq!(press(&mut app, '>'), Action::ReplayFaster);
+    assert_eq!(app.replay.as_ref().map(|r| r.speed), Some(100.0));
+    assert_eq!(press(&mut app, '>'), Action::ReplayFaster);
+    assert_eq!(
+        app.replay.as_ref().map(|r| r.speed),
+        Some(100.0),
+        "the fastest"
+    );
+    assert_eq!(press(&mut app, '<'), Action::ReplaySlower);
+    assert_eq!(press(&mut app, '<'), Action::ReplaySlower);
+    assert_eq!(press(&mut app, '1'), Action::ReplaySpeed(1));
+    assert_eq!(press(&mut app, '<'), Action::ReplaySlower);
+    assert_eq!(app.replay.as_ref().map(|r| r.speed), Some(0.5));
+    assert_eq!(press(&mut app, '2'), Action::ReplaySpeed(2));
     let st = app.replay.as_ref().expect("replay");
-    assert_eq!(st.speed, 10.0);
+    assert_eq!(st.speed, 2.0);
     assert!(!st.paused);
     assert!(
         !app.paused(),
