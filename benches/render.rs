@@ -62,6 +62,21 @@ fn frames(name: &str, app: &App, w: u16, h: u16, n: usize) {
 fn main() {
     let built = Instant::now();
     let mut run = SimRun::new(Scenario::Mixed, 8);
+    // A large host for the host line: 128 cores, 96 of them busy.
+    run.host = gpulse::model::HostReading {
+        cpu_percent: Some(76.0),
+        cpu_count: Some(128),
+        memory_used_bytes: Some(212 << 30),
+        memory_total_bytes: Some(2015 << 30),
+        load1: Some(97.5),
+        iowait_percent: Some(4.0),
+    };
+    run.host_detail = gpulse::model::HostDetail {
+        per_core_percent: (0..128).map(|i| if i < 96 { 99.0 } else { 3.0 }).collect(),
+        load5: Some(90.0),
+        load15: Some(60.0),
+        ..Default::default()
+    };
     run.advance(600.0);
     println!(
         "8 simulated GPUs, 10 min of history ({} ticks each) built in {:.1} s",
@@ -81,6 +96,20 @@ fn main() {
     let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
     app.apply(gpulse::tui::Action::ToggleExpand);
     frames("frame 200x60, 8 GPUs, rows only", &app, 200, 60, 1000);
+    // The process table of every GPU in tree mode (each job's workers), focused, with the
+    // status line showing a recording and the exporter.
+    let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
+    app.apply(gpulse::tui::Action::ToggleAllGpus);
+    app.apply(gpulse::tui::Action::ToggleTree);
+    app.apply(gpulse::tui::Action::ToggleFocus);
+    app.serving = "127.0.0.1:9400".parse().ok();
+    frames(
+        "frame 200x60, 8 GPUs, all processes as a tree",
+        &app,
+        200,
+        60,
+        1000,
+    );
     let app = App::new(run.snapshot(), 60.0, 600.0, true);
     frames("frame 80x24, 8 GPUs, window 60 s", &app, 80, 24, 1000);
 

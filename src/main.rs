@@ -68,7 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             gpulse::tui::init_tui_logging();
             let host = HostProbe::for_backend(&backend.system().backend);
             let live = Live::start(backend, settings.engine.clone(), host);
-            let _serving = match settings.serve {
+            let serving = match settings.serve {
                 Some(addr) => Some(gpulse::output::prometheus::serve_in_background(
                     addr,
                     live.snapshots.clone(),
@@ -76,7 +76,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )?),
                 None => None,
             };
-            gpulse::tui::run(live, &settings)?;
+            let options = gpulse::tui::RunOptions {
+                serving: serving.as_ref().map(|s| s.addr),
+                ..Default::default()
+            };
+            gpulse::tui::run(live, &settings, options)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Doctor(args)) => Ok(doctor(&settings, &args)),

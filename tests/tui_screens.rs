@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use gpulse::backend::sim::Scenario;
 use gpulse::engine::Snapshot;
-use gpulse::model::{Evidence, Finding, FindingKind, GpuReading, GpuStatus, Severity};
+use gpulse::model::{
+    Evidence, Finding, FindingKind, GpuReading, GpuStatus, HostDetail, HostReading, Severity,
+};
 use gpulse::tui::fixture::SimRun;
 use gpulse::tui::{render, Action, App};
 use ratatui::backend::TestBackend;
@@ -14,8 +16,32 @@ use ratatui::Terminal;
 
 fn sim(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
     let mut run = SimRun::new(scenario, gpus);
+    run.host = host_reading();
+    run.host_detail = host_detail();
     run.advance(seconds);
     run
+}
+
+/// A 16-core host, half its cores busy, a little iowait.
+fn host_reading() -> HostReading {
+    HostReading {
+        cpu_percent: Some(52.5),
+        cpu_count: Some(16),
+        memory_used_bytes: Some(41 << 30),
+        memory_total_bytes: Some(503 << 30),
+        load1: Some(8.25),
+        iowait_percent: Some(1.5),
+    }
+}
+
+fn host_detail() -> HostDetail {
+    HostDetail {
+        per_core_percent: (0..16).map(|i| f64::from(i % 8) * 14.0).collect(),
+        load5: Some(7.5),
+        load15: Some(6.0),
+        swap_used_bytes: None,
+        swap_total_bytes: None,
+    }
 }
 
 fn app_for(snapshot: Arc<Snapshot>, color: bool) -> App {
@@ -189,6 +215,8 @@ fn findings_are_listed_and_their_dips_marked() {
     let mut snap: Snapshot = (*run.snapshot()).clone();
     let start = snap.t - 30.0;
     snap.gpus[0].verdict = FindingKind::InputStarvation;
+    // Only the finding under test (the detector may have raised its own on the simulated data).
+    snap.gpus[0].findings.clear();
     snap.gpus[0]
         .findings
         .push(finding(FindingKind::InputStarvation, 0, start));

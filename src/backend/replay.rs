@@ -311,7 +311,7 @@ pub fn run_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Re
         tracing::warn!("{w}");
         eprintln!("gpulse: {w}");
     }
-    let _serving = match settings.serve {
+    let serving = match settings.serve {
         Some(addr) => Some(crate::output::prometheus::serve_in_background(
             addr,
             replay.live.snapshots.clone(),
@@ -319,5 +319,16 @@ pub fn run_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Re
         )?),
         None => None,
     };
-    crate::tui::run(replay.live, settings)
+    let options = crate::tui::RunOptions {
+        replay: Some(crate::tui::ReplaySession {
+            control: replay.control,
+            file: path.to_path_buf(),
+            start: replay.start,
+            end: replay.end,
+            warnings: replay.warnings,
+        }),
+        serving: serving.as_ref().map(|s| s.addr),
+        record_dir: None,
+    };
+    crate::tui::run(replay.live, settings, options)
 }

@@ -2,7 +2,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::{App, Overlay};
+use super::app::{App, Focus, Overlay};
 
 /// Something the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,19 +18,62 @@ pub enum Action {
     ZoomIn,
     /// A longer chart window (up to the retention).
     ZoomOut,
+    /// Move the arrow keys' focus between the GPUs and the process table.
+    ToggleFocus,
+    FocusGpus,
+    /// The next / previous process row.
+    RowNext,
+    RowPrev,
+    /// Sort the process table by the next column.
+    SortNext,
+    SortReverse,
+    ToggleTree,
+    /// The processes of every GPU, or of the selected one.
+    ToggleAllGpus,
+    /// Open the filter prompt; then type, erase, keep (Enter) or clear (Esc).
+    OpenFilter,
+    FilterChar(char),
+    FilterBackspace,
+    FilterApply,
+    FilterClear,
+    /// Ask to signal the selected process.
+    OpenSignalDialog,
+    /// In the dialog: send the signal asked about.
+    DialogYes,
+    /// In the dialog, after TERM: ask about KILL.
+    DialogKill,
+    DialogClose,
+    /// Start or stop recording.
+    ToggleRecord,
+    /// Replay at this many times real time.
+    ReplaySpeed(u16),
+    ReplayFaster,
+    ReplaySlower,
+    SeekBack,
+    SeekForward,
+    NextFinding,
 }
 
 /// Every key binding, for the help overlay: (keys, what they do).
 pub const BINDINGS: &[(&str, &str)] = &[
     ("q  Ctrl-C", "quit"),
     ("?  h", "show or hide this help"),
-    ("Esc", "close this help"),
-    ("↓  j  Tab", "select the next GPU"),
-    ("↑  k  Shift-Tab", "select the previous GPU"),
+    ("Esc", "close help, dialog or filter; focus back on GPUs"),
+    ("↓ j  ↑ k", "select a GPU, or a process row after P"),
+    ("Tab  Shift-Tab", "select the next / previous GPU"),
     ("Enter", "expand or collapse the selected GPU"),
-    ("p  Space", "pause the display (sampling goes on)"),
-    ("+  =", "zoom in: a shorter time window"),
-    ("-  _", "zoom out: a longer window, up to the history kept"),
+    ("p  Space", "pause the display (replay: pause playback)"),
+    ("+ =  - _", "zoom in / out (up to the history kept)"),
+    ("P", "focus the process table (↑↓ pick a row) and back"),
+    ("s  S", "sort processes by the next column / reverse"),
+    ("/", "filter processes (Enter keeps, Esc clears)"),
+    ("t", "tree: each process with its children and state"),
+    ("a", "processes of every GPU or the selected one"),
+    ("K  F9", "send SIGTERM, then SIGKILL, to the selected row"),
+    ("r", "start or stop recording to a file"),
+    ("1 2 0  < >", "replay speed ×1 ×2 ×10, slower, faster"),
+    ("[ ]  ← →", "replay: seek back / forward 10 s"),
+    ("n", "replay: jump to the next finding"),
 ];
 
 /// The action a key asks for in the app's current state, if any.
@@ -44,6 +87,22 @@ pub fn map_key(key: KeyEvent, app: &App) -> Option<Action> {
             _ => None,
         };
     }
+    if app.dialog.is_some() {
+        return Some(match key.code {
+            KeyCode::Char('y') | KeyCode::Char('Y') => Action::DialogYes,
+            KeyCode::Char('K') | KeyCode::F(9) => Action::DialogKill,
+            _ => Action::DialogClose,
+        });
+    }
+    if app.table.prompt.is_some() {
+        return match key.code {
+            KeyCode::Esc => Some(Action::FilterClear),
+            KeyCode::Enter => Some(Action::FilterApply),
+            KeyCode::Backspace => Some(Action::FilterBackspace),
+            KeyCode::Char(c) => Some(Action::FilterChar(c)),
+            _ => None,
+        };
+    }
     if app.overlay == Some(Overlay::Help) {
         return match key.code {
             KeyCode::Char('q') => Some(Action::Quit),
@@ -51,12 +110,40 @@ pub fn map_key(key: KeyEvent, app: &App) -> Option<Action> {
             _ => None,
         };
     }
+    let rows = app.focus == Focus::Processes;
+    if app.replay.is_some() {
+        let replay = match key.code {
+            KeyCode::Char('1') => Some(Action::ReplaySpeed(1)),
+            KeyCode::Char('2') => Some(Action::ReplaySpeed(2)),
+            KeyCode::Char('0') => Some(Action::ReplaySpeed(10)),
+            KeyCode::Char('>') | KeyCode::Char('.') => Some(Action::ReplayFaster),
+            KeyCode::Char('<') | KeyCode::Char(',') => Some(Action::ReplaySlower),
+            KeyCode::Char('[') | KeyCode::Left => Some(Action::SeekBack),
+            KeyCode::Char(']') | KeyCode::Right => Some(Action::SeekForward),
+            KeyCode::Char('n') => Some(Action::NextFinding),
+            _ => None,
+        };
+        if replay.is_some() {
+            return replay;
+        }
+    }
     match key.code {
         KeyCode::Char('q') => Some(Action::Quit),
         KeyCode::Char('?') | KeyCode::Char('h') => Some(Action::ToggleHelp),
+        KeyCode::Esc if rows => Some(Action::FocusGpus),
         KeyCode::Esc => None,
+        KeyCode::Down | KeyCode::Char('j') if rows => Some(Action::RowNext),
+        KeyCode::Up | KeyCode::Char('k') if rows => Some(Action::RowPrev),
         KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => Some(Action::SelectNext),
         KeyCode::Up | KeyCode::Char('k') | KeyCode::BackTab => Some(Action::SelectPrev),
+        KeyCode::Char('P') => Some(Action::ToggleFocus),
+        KeyCode::Char('s') => Some(Action::SortNext),
+        KeyCode::Char('S') => Some(Action::SortReverse),
+        KeyCode::Char('/') => Some(Action::OpenFilter),
+        KeyCode::Char('t') => Some(Action::ToggleTree),
+        KeyCode::Char('a') => Some(Action::ToggleAllGpus),
+        KeyCode::Char('K') | KeyCode::F(9) => Some(Action::OpenSignalDialog),
+        KeyCode::Char('r') => Some(Action::ToggleRecord),
         KeyCode::Enter => Some(Action::ToggleExpand),
         KeyCode::Char('p') | KeyCode::Char(' ') => Some(Action::TogglePause),
         KeyCode::Char('+') | KeyCode::Char('=') => Some(Action::ZoomIn),

@@ -1,25 +1,32 @@
 //! UI state only: which GPU is selected, what is expanded, paused or zoomed, which overlay is open.
 //! The data itself lives in the engine's snapshots; the app only chooses which one to show.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::engine::Snapshot;
+use crate::host::{ProcessRow, Signaller};
 use crate::model::UnixTime;
 
 use super::action::Action;
+use super::dialog::{SignalDialog, SignalSender};
+use super::recording::RecordingStatus;
+use super::replay::{ReplayState, SEEK_S};
+use super::table::ProcessTableState;
 
 /// Chart windows the zoom keys step through (seconds), cut at the retention.
 pub const ZOOM_STEPS: [f64; 9] = [
     10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
 ];
 
-/// Where the keys go. More front-end modes (replay controls, a process table with its own keys)
-/// add variants here and in [`super::action::map_key`].
+/// Where the arrow keys go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Focus {
     /// ↑↓ move between GPUs.
     #[default]
     Gpus,
+    /// ↑↓ move between process rows.
+    Processes,
 }
 
 /// A window drawn over the dashboard.
@@ -50,14 +57,30 @@ pub struct App {
     pub now: UnixTime,
     /// Set once the user asked to quit.
     pub quit: bool,
+    /// The process table's sort, filter, tree mode and selected row.
+    pub table: ProcessTableState,
+    /// The signal dialog, while open.
+    pub dialog: Option<SignalDialog>,
+    /// Decides and sends signals from the dialog.
+    pub signaller: Arc<dyn SignalSender>,
+    /// A recording being played (`None`: live data).
+    pub replay: Option<ReplayState>,
+    /// A recording being written, for the status line.
+    pub recording: Option<RecordingStatus>,
+    /// Where `/metrics` is served, for the status line.
+    pub serving: Option<SocketAddr>,
     latest: Arc<Snapshot>,
     /// The snapshot held on screen while paused (sampling goes on into `latest`).
     frozen: Option<Arc<Snapshot>>,
 }
 
 impl App {
+    /// The app for a snapshot stream whose first snapshot is `first`. Signals follow the backend's
+    /// rules (simulated and replayed processes refuse) until [`App::signaller`] is replaced.
     pub fn new(first: Arc<Snapshot>, window_s: f64, retention_s: f64, color: bool) -> Self {
         let retention_s = retention_s.max(1.0);
+        let signaller: Arc<dyn SignalSender> =
+            Arc::new(Signaller::new(&first.system.backend, false));
         App {
             selected: 0,
             expanded: true,
@@ -69,6 +92,12 @@ impl App {
             live_log: true,
             now: first.t,
             quit: false,
+            table: ProcessTableState::default(),
+            dialog: None,
+            signaller,
+            replay: None,
+            recording: None,
+            serving: None,
             latest: first,
             frozen: None,
         }
@@ -94,16 +123,28 @@ impl App {
         &self.latest
     }
 
-    /// The time ages are measured at: the wall clock, or the frozen snapshot's time while paused.
+    /// The time ages are measured at: the wall clock, or the shown snapshot's time while paused
+    /// or replaying (recorded data is not stale for being old).
     pub fn display_now(&self) -> UnixTime {
         match &self.frozen {
             Some(s) => s.t,
+            None if self.replay.is_some() => self.latest.t,
             None => self.now,
         }
     }
 
     pub fn paused(&self) -> bool {
         self.frozen.is_some()
+    }
+
+    /// Position of the GPU shown (the selection, within the displayed snapshot).
+    pub fn selected_gpu(&self) -> usize {
+        self.selected.min(self.gpu_count().saturating_sub(1))
+    }
+
+    /// The process table's rows for the displayed snapshot.
+    pub fn process_rows(&self) -> Vec<ProcessRow> {
+        self.table.rows(self.displayed(), self.selected_gpu())
     }
 
     fn gpu_count(&self) -> usize {
@@ -143,6 +184,11 @@ impl App {
                 }
             }
             Action::ToggleExpand => self.expanded = !self.expanded,
+            Action::TogglePause if self.replay.is_some() => {
+                if let Some(r) = &mut self.replay {
+                    r.toggle_pause();
+                }
+            }
             Action::TogglePause => {
                 self.frozen = match self.frozen {
                     Some(_) => None,
@@ -152,6 +198,87 @@ impl App {
             }
             Action::ZoomIn => self.window_s = zoom_in(self.window_s),
             Action::ZoomOut => self.window_s = zoom_out(self.window_s, self.retention_s),
+            Action::ToggleFocus => {
+                self.focus = match self.focus {
+                    Focus::Gpus => Focus::Processes,
+                    Focus::Processes => Focus::Gpus,
+                }
+            }
+            Action::FocusGpus => self.focus = Focus::Gpus,
+            Action::RowNext => {
+                let rows = self.process_rows();
+                self.table.move_selection(&rows, 1);
+            }
+            Action::RowPrev => {
+                let rows = self.process_rows();
+                self.table.move_selection(&rows, -1);
+            }
+            Action::SortNext => self.table.sort_next(),
+            Action::SortReverse => self.table.sort_reverse(),
+            Action::ToggleTree => self.table.view.tree = !self.table.view.tree,
+            Action::ToggleAllGpus => self.table.all_gpus = !self.table.all_gpus,
+            Action::OpenFilter => self.table.open_prompt(),
+            Action::FilterChar(c) => self.table.type_char(c),
+            Action::FilterBackspace => self.table.backspace(),
+            Action::FilterApply => self.table.apply_prompt(),
+            Action::FilterClear => self.table.clear_filter(),
+            Action::OpenSignalDialog => self.open_signal_dialog(),
+            Action::DialogYes => {
+                let sender = self.signaller.clone();
+                if let Some(d) = &mut self.dialog {
+                    if !d.confirm(sender.as_ref()) {
+                        self.dialog = None;
+                    }
+                }
+            }
+            Action::DialogKill => {
+                if let Some(d) = &mut self.dialog {
+                    if !d.escalate() {
+                        self.dialog = None;
+                    }
+                }
+            }
+            Action::DialogClose => self.dialog = None,
+            // The event loop starts and stops the recorder; the app only shows its status.
+            Action::ToggleRecord => {}
+            Action::ReplaySpeed(x) => {
+                if let Some(r) = &mut self.replay {
+                    r.set_speed(f64::from(x));
+                }
+            }
+            Action::ReplayFaster | Action::ReplaySlower => {
+                if let Some(r) = &mut self.replay {
+                    r.step_speed(action == Action::ReplayFaster);
+                }
+            }
+            Action::SeekBack | Action::SeekForward => {
+                if let Some(r) = &mut self.replay {
+                    r.seek(if action == Action::SeekForward {
+                        SEEK_S
+                    } else {
+                        -SEEK_S
+                    });
+                }
+            }
+            Action::NextFinding => {
+                if let Some(r) = &mut self.replay {
+                    r.next_finding();
+                }
+            }
+        }
+    }
+
+    fn open_signal_dialog(&mut self) {
+        let rows = self.process_rows();
+        match self.table.selected_row(&rows) {
+            Some(row) => {
+                self.table.selected_pid = Some(row.pid);
+                self.dialog = Some(SignalDialog::open(row, self.signaller.as_ref()));
+            }
+            None => tracing::info!(
+                target: "gpulse::events",
+                "no process to signal: the table is empty"
+            ),
         }
     }
 }

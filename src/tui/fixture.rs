@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::backend::sim::{Scenario, SimBackend, SimConfig};
 use crate::backend::{Backend, DeviceSampler};
 use crate::engine::{Engine, EngineConfig, Snapshot};
-use crate::model::{GpuReading, Sample, UnixTime};
+use crate::model::{GpuReading, HostDetail, HostReading, Sample, UnixTime};
 
 /// Where the virtual clock starts (2026-01-01 12:00:00 UTC).
 pub const T0: UnixTime = 1_767_268_800.0;
@@ -17,6 +17,9 @@ pub struct SimRun {
     devices: Vec<crate::backend::sim::SimDevice>,
     pub t: UnixTime,
     pub interval_s: f64,
+    /// Host figures every later tick carries (none by default: the host is not read).
+    pub host: HostReading,
+    pub host_detail: HostDetail,
 }
 
 impl SimRun {
@@ -36,6 +39,8 @@ impl SimRun {
             devices,
             t: T0,
             interval_s: 0.25,
+            host: HostReading::default(),
+            host_detail: HostDetail::default(),
         }
     }
 
@@ -53,6 +58,8 @@ impl SimRun {
             self.engine.ingest(Sample {
                 t,
                 gpus,
+                host: self.host,
+                host_detail: self.host_detail.clone(),
                 ..Default::default()
             });
         }
@@ -74,6 +81,8 @@ impl SimRun {
         self.engine.ingest(Sample {
             t,
             gpus,
+            host: self.host,
+            host_detail: self.host_detail.clone(),
             ..Default::default()
         });
     }

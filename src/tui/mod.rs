@@ -6,12 +6,19 @@
 
 pub mod action;
 pub mod app;
+pub mod dialog;
 pub mod fixture;
 pub mod format;
+pub mod recording;
+pub mod replay;
 pub mod screen;
+pub mod table;
 pub mod theme;
 pub mod widgets;
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossterm::event::{Event, EventStream};
@@ -25,7 +32,10 @@ use crate::live::Live;
 
 pub use action::{map_key, Action};
 pub use app::App;
+pub use replay::ReplaySession;
 pub use screen::render;
+
+use recording::Recording;
 
 use widgets::status::STALE_INTERVALS;
 
@@ -60,10 +70,22 @@ impl Drop for RestoreTerminal {
     }
 }
 
+/// What the dashboard does besides showing the snapshots.
+#[derive(Debug, Default)]
+pub struct RunOptions {
+    /// The snapshots come from a recording: its controls, file and warnings.
+    pub replay: Option<ReplaySession>,
+    /// `/metrics` is served on this address (shown in the status line).
+    pub serving: Option<SocketAddr>,
+    /// Where `r` writes recordings (the current directory when `None`).
+    pub record_dir: Option<PathBuf>,
+}
+
 /// Run the dashboard until the user quits or a signal (SIGTERM, SIGHUP, SIGINT) arrives.
 ///
 /// The sampler thread is never joined: `q` returns at once even if a GPU call hangs.
-pub fn run(live: Live, settings: &Settings) -> anyhow::Result<()> {
+pub fn run(live: Live, settings: &Settings, options: RunOptions) -> anyhow::Result<()> {
+    init_tui_logging();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -72,7 +94,7 @@ pub fn run(live: Live, settings: &Settings) -> anyhow::Result<()> {
         let signals = Signals::new()?;
         let mut terminal = ratatui::try_init()?;
         let _restore = RestoreTerminal;
-        event_loop(&mut terminal, signals, live, settings).await
+        event_loop(&mut terminal, signals, live, settings, options).await
     });
     runtime.shutdown_background();
     result
@@ -100,6 +122,7 @@ async fn event_loop(
     mut signals: Signals,
     live: Live,
     settings: &Settings,
+    options: RunOptions,
 ) -> anyhow::Result<()> {
     let mut snapshots = live.snapshots.clone();
     let first = snapshots.borrow_and_update().clone();
@@ -109,13 +132,38 @@ async fn event_loop(
         settings.engine.retention_s,
         settings.color != ColorChoice::Never,
     );
-    tracing::info!(
-        target: "gpulse::events",
-        "watching {} GPU(s) on {} every {}",
-        live.system.devices.len(),
-        live.system.backend,
-        format::seconds(settings.engine.interval_s)
-    );
+    app.signaller = Arc::new(crate::host::Signaller::new(
+        &live.system.backend,
+        settings.readonly,
+    ));
+    app.serving = options.serving;
+    app.replay = options.replay.as_ref().map(replay::ReplayState::new);
+    match &options.replay {
+        Some(r) => {
+            tracing::info!(
+                target: "gpulse::events",
+                "replaying {} ({} of {} GPU(s))",
+                r.file.display(),
+                format::seconds(r.end - r.start),
+                live.system.devices.len()
+            );
+            for w in &r.warnings {
+                tracing::warn!(target: "gpulse::events", "{w}");
+            }
+        }
+        None => tracing::info!(
+            target: "gpulse::events",
+            "watching {} GPU(s) on {} every {}",
+            live.system.devices.len(),
+            live.system.backend,
+            format::seconds(settings.engine.interval_s)
+        ),
+    }
+    if let Some(addr) = options.serving {
+        tracing::info!(target: "gpulse::events", "serving http://{addr}/metrics");
+    }
+    let record_dir = options.record_dir.unwrap_or_else(|| PathBuf::from("."));
+    let mut recording: Option<Recording> = None;
     let mut events = EventStream::new();
     let mut second = tokio::time::interval(Duration::from_secs(1));
     second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -145,6 +193,9 @@ async fn event_loop(
             event = events.next() => match event {
                 Some(Ok(Event::Key(key))) => {
                     if let Some(action) = map_key(key, &app) {
+                        if action == Action::ToggleRecord {
+                            toggle_recording(&mut recording, &mut app, &record_dir, &live);
+                        }
                         app.apply(action);
                         dirty = true;
                     }
@@ -159,14 +210,41 @@ async fn event_loop(
                 let shown = app.displayed();
                 let age = crate::clock::now() - shown.t;
                 dirty = !app.paused() && age > STALE_INTERVALS * shown.stats.interval_s.max(0.01);
+                // The recording's tick count goes on while the display is paused.
+                dirty |= app.recording.is_some();
             }
             _ = signals.term.recv() => break,
             _ = signals.hup.recv() => break,
             _ = signals.int.recv() => break,
         }
     }
+    if let Some(r) = recording.take() {
+        r.stop();
+    }
     live.stop();
     Ok(())
+}
+
+/// `r`: start a recording in `dir`, or stop the one running. Errors go to the event log.
+fn toggle_recording(
+    recording: &mut Option<Recording>,
+    app: &mut App,
+    dir: &std::path::Path,
+    live: &Live,
+) {
+    match recording.take() {
+        Some(r) => {
+            r.stop();
+            app.recording = None;
+        }
+        None => match Recording::start(dir, live.snapshots.clone()) {
+            Ok(r) => {
+                app.recording = Some(r.status().clone());
+                *recording = Some(r);
+            }
+            Err(e) => tracing::error!(target: "gpulse::events", "recording not started: {e}"),
+        },
+    }
 }
 
 /// A terminal that draws into memory: the full draw path (layout, widgets, diff against the

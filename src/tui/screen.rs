@@ -2,18 +2,21 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::engine::Snapshot;
 
-use super::app::{App, Overlay};
+use super::app::{App, Focus, Overlay};
 use super::theme::Theme;
+use super::widgets::dialog::SignalDialogView;
 use super::widgets::findings::DetectorPanel;
+use super::widgets::footer::Footer;
 use super::widgets::gpu_list::GpuList;
 use super::widgets::gpu_panel::GpuPanel;
 use super::widgets::header::Header;
 use super::widgets::help::HelpOverlay;
+use super::widgets::host::HostPanel;
 use super::widgets::log::LogPanel;
 use super::widgets::processes::ProcessTable;
 
@@ -25,11 +28,14 @@ pub const MIN_HEIGHT: u16 = 16;
 const PANEL_MIN: u16 = 8;
 /// Rows of the detector and event panels at least.
 const BOTTOM_MIN: u16 = 5;
+/// From this height on, the host line is shown under the header.
+const HOST_LINE_MIN_HEIGHT: u16 = 20;
 
 /// Draw the dashboard into `buf` (the whole terminal).
 ///
 /// ```text
 /// gpulse │ host │ driver │ CUDA │ backend every 250 ms │ window 60 s         ● LIVE 12:00:00
+///  host CPU 52% ▁▂▇█▇▂ 16c mem 41/503 GiB load 8.25 7.50 iowait 2%   (20 rows and more)
 /// ┌ 8 GPUs ───────────────────────────────────────────────────────────────────────────┐
 /// │▶ 0 H200  ▂▅█▇▆▅▃▁ 97% ███··· 81/140G 612/700W 55°C healthy     (more than 1 GPU,│
 /// │  1 H200  ▁▁▁▁▁▁▁▁  0% ······  0/140G  80/700W 34°C idle          or collapsed)  │
@@ -40,14 +46,17 @@ const BOTTOM_MIN: u16 = 5;
 /// │mem GiB  81/140  ▅▅▅▅▅▅▅▅▅▅▅▅▅▅▅  │ PCIe link gen5 x16 of gen5 x16      │
 /// │PCIe rx / tx, power, SM active: one chart each, sharing the rows         │
 /// └─────────────────────────────────────────────────────────────────────────┘
-/// ┌ Processes · GPU 0 ──────────────────────────────────────────────────────┐
-/// │PID     USER   GPU MEM   SM   CPU  COMMAND                               │
+/// ┌ Processes · GPU 0 · sort GPU MEM ▼ tree ────────────────────────────────┐ (P focuses it:
+/// │PID  USER GPU MEM SM% MEMBW% CPU% RSS TIME COMMAND  (narrow: fewer cols) │ it then gets
+/// │4102 sim  —       —   —      95%  …   —    └ [running] python train.py   │ rows first)
 /// └─────────────────────────────────────────────────────────────────────────┘
 /// ┌ Detector ──────────────────────────┐┌ Events ───────────────────────────┐
 /// │verdict 0 healthy · 1 idle          ││12:00:01 W GPU 1 input starvation  │
 /// └────────────────────────────────────┘└───────────────────────────────────┘
-///  q quit  ? help  ↑↓ select  Enter expand  p pause  +/- zoom
+///  ● REC file (N ticks)  REPLAY file 12:03:04 (+35 s of 6 min) ×2 ▶  q quit  ? help  ...
 /// ```
+///
+/// The signal dialog and the help overlay are drawn over everything.
 ///
 /// Rows go first to the header and footer, then the GPU list, then the selected GPU's panel, then
 /// processes, detector and events as space allows. Below [`MIN_WIDTH`]×[`MIN_HEIGHT`] it only
@@ -58,8 +67,10 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
         render_too_small(area, buf, theme);
         return;
     }
-    let [header, body, footer] = Layout::vertical([
+    let host_h = u16::from(area.height >= HOST_LINE_MIN_HEIGHT);
+    let [header, host, body, footer] = Layout::vertical([
         Constraint::Length(1),
+        Constraint::Length(host_h),
         Constraint::Fill(1),
         Constraint::Length(1),
     ])
@@ -70,9 +81,23 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
         paused: app.paused(),
         window_s: app.window_s,
         now: app.display_now(),
+        replay: app.replay.as_ref().map(|r| r.paused),
     })
         .render(header, buf);
-    render_footer(footer, buf, theme);
+    if host_h > 0 {
+        (&HostPanel {
+            host: &snapshot.host,
+            detail: snapshot.sample.as_deref().map(|s| &s.host_detail),
+            theme,
+        })
+            .render(host, buf);
+    }
+    (&Footer {
+        app,
+        t: snapshot.t,
+        theme,
+    })
+        .render(footer, buf);
 
     let n = snapshot.gpus.len() as u16;
     let selected = app.selected.min(snapshot.gpus.len().saturating_sub(1));
@@ -100,14 +125,20 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
         rest = below;
     }
     let Some(gpu) = snapshot.gpus.get(selected) else {
+        render_overlays(area, buf, app, theme);
         return;
     };
-    let procs_h = (gpu.processes.len().clamp(1, 4) as u16) + 3;
+    let rows = app.table.rows(snapshot, selected);
+    let focused = app.focus == Focus::Processes;
+    let procs_h = (rows.len().clamp(1, if focused { 8 } else { 4 }) as u16) + 3;
     let bottom_h = (rest.height / 4).clamp(BOTTOM_MIN, 12);
     let panel_h = if !show_panel {
         0
     } else if rest.height >= PANEL_MIN + procs_h + bottom_h {
         rest.height - procs_h - bottom_h
+    } else if focused && rest.height >= PANEL_MIN + 4 + BOTTOM_MIN {
+        // The table has the keys: it gets rows before the charts do.
+        PANEL_MIN.max(rest.height - procs_h.min(rest.height) - BOTTOM_MIN.min(rest.height))
     } else if rest.height >= PANEL_MIN + BOTTOM_MIN {
         rest.height - BOTTOM_MIN
     } else {
@@ -127,7 +158,13 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
         })
             .render(panel, buf);
     }
-    let procs = ProcessTable { gpu, theme };
+    let procs = ProcessTable {
+        rows: &rows,
+        state: &app.table,
+        gpu_index: Some(gpu.info.index),
+        focused,
+        theme,
+    };
     let detector = DetectorPanel {
         snapshot,
         theme,
@@ -137,9 +174,9 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
         theme,
         live: app.live_log,
     };
-    if lower.height >= procs_h + BOTTOM_MIN {
-        let [p, b] =
-            Layout::vertical([Constraint::Length(procs_h), Constraint::Fill(1)]).areas(lower);
+    if lower.height >= procs_h + BOTTOM_MIN || (focused && lower.height >= 4 + BOTTOM_MIN) {
+        let h = procs_h.min(lower.height - BOTTOM_MIN);
+        let [p, b] = Layout::vertical([Constraint::Length(h), Constraint::Fill(1)]).areas(lower);
         (&procs).render(p, buf);
         let [d, l] = Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(b);
         (&detector).render(d, buf);
@@ -150,26 +187,17 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
         (&procs).render(p, buf);
         (&detector).render(d, buf);
     }
+    render_overlays(area, buf, app, theme);
+}
+
+/// The help overlay and the signal dialog, over everything else.
+fn render_overlays(area: Rect, buf: &mut Buffer, app: &App, theme: Theme) {
+    if let Some(dialog) = &app.dialog {
+        (&SignalDialogView { dialog, theme }).render(area, buf);
+    }
     if app.overlay == Some(Overlay::Help) {
         (&HelpOverlay { theme }).render(area, buf);
     }
-}
-
-fn render_footer(area: Rect, buf: &mut Buffer, theme: Theme) {
-    let keys = [
-        ("q", "quit"),
-        ("?", "help"),
-        ("↑↓", "select"),
-        ("Enter", "expand"),
-        ("p", "pause"),
-        ("+/-", "zoom"),
-    ];
-    let mut spans = Vec::new();
-    for (k, what) in keys {
-        spans.push(Span::styled(format!(" {k}"), theme.key()));
-        spans.push(Span::styled(format!(" {what} "), theme.dim()));
-    }
-    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
 }
 
 fn render_too_small(area: Rect, buf: &mut Buffer, theme: Theme) {

@@ -17,6 +17,8 @@ pub struct Header<'a> {
     pub paused: bool,
     pub window_s: f64,
     pub now: f64,
+    /// `Some(paused)` while playing a recording: recorded data is never "no sample for".
+    pub replay: Option<bool>,
 }
 
 impl Widget for &Header<'_> {
@@ -45,7 +47,10 @@ impl Widget for &Header<'_> {
             Span::raw(sys.driver_version.clone().unwrap_or_else(absent)),
         ];
         let interval = s.stats.interval_s.max(0.01);
-        let (status, style) = if self.paused {
+        let (status, style) = if let Some(replay_paused) = self.replay {
+            let mark = if replay_paused { "⏸" } else { "▶" };
+            (format!("{mark} REPLAY {} UTC", format::clock(s.t)), t.ok())
+        } else if self.paused {
             (format!("❚❚ PAUSED at {} UTC", format::clock(s.t)), t.warn())
         } else if s.seq == 0 {
             ("waiting for first sample".to_string(), t.dim())

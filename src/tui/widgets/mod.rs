@@ -1,12 +1,15 @@
 //! The dashboard's widgets, each built per frame from a snapshot and a little UI state.
 
 pub mod chart;
+pub mod dialog;
 pub mod findings;
+pub mod footer;
 pub mod gauge;
 pub mod gpu_list;
 pub mod gpu_panel;
 pub mod header;
 pub mod help;
+pub mod host;
 pub mod log;
 pub mod processes;
 pub mod series;
