@@ -73,6 +73,36 @@ pub enum ColorChoice {
 pub enum Command {
     /// The dashboard on simulated GPUs (the same as `gpulse --backend sim`)
     Demo,
+    /// Every GPU a Prometheus server knows (gpulse and dcgm-exporter targets), worst first
+    Fleet(FleetArgs),
+}
+
+/// Options of `gpulse fleet`.
+#[derive(Debug, Args, Clone)]
+pub struct FleetArgs {
+    /// The Prometheus server, e.g. `http://127.0.0.1:9090` or `http://host:9090/prometheus`
+    #[arg(
+        long,
+        env = "GPULSE_PROMETHEUS",
+        default_value = "http://127.0.0.1:9090"
+    )]
+    pub prometheus: String,
+
+    /// Print the fleet once as JSON and exit, instead of opening the screen
+    #[arg(long)]
+    pub json: bool,
+
+    /// How far back the sparklines reach, e.g. `10m`, `1h`
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub span: f64,
+
+    /// Seconds between refreshes of the screen, e.g. `5s`
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub refresh: f64,
+
+    /// Deadline of each request to Prometheus, e.g. `5s`
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub timeout: f64,
 }
 
 /// Parse a duration such as `250ms`, `1.5s`, `2m`, `1h` or a bare number of seconds.

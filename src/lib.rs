@@ -8,6 +8,7 @@ pub mod clock;
 pub mod config;
 pub mod detector;
 pub mod engine;
+pub mod fleet;
 pub mod history;
 pub mod host;
 pub mod live;

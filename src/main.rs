@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use gpulse::backend::{self, BackendKind};
-use gpulse::cli::{Cli, Command};
+use gpulse::cli::{Cli, Command, FleetArgs};
 use gpulse::config::Settings;
 use gpulse::host::HostProbe;
 use gpulse::live::Live;
@@ -36,5 +36,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             gpulse::tui::run(live, &settings)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Fleet(args)) => run_fleet(&args, &settings),
     }
+}
+
+/// `gpulse fleet`: the screen, or one JSON document with `--json`.
+fn run_fleet(args: &FleetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    use gpulse::fleet::{self, FleetOptions, PromClient};
+    let opts = FleetOptions {
+        window_s: args.span,
+        refresh_s: args.refresh,
+        timeout: std::time::Duration::from_secs_f64(args.timeout),
+        detector: settings.engine.detector.clone(),
+        ..FleetOptions::default()
+    };
+    let client = PromClient::new(&args.prometheus, opts.timeout)?;
+    if args.json {
+        let r = fleet::refresh_once(&client, &opts, fleet::unix_now())?;
+        for p in &r.problems {
+            eprintln!("gpulse: {p}");
+        }
+        println!(
+            "{}",
+            fleet::json::to_json(&r.fleet, &client.url(), &r.problems)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    gpulse::tui::fleet::run(client, opts, settings)?;
+    Ok(ExitCode::SUCCESS)
 }

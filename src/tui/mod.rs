@@ -8,3 +8,4 @@ pub fn run(live: Live, settings: &Settings) -> anyhow::Result<()> {
     let _ = (live, settings);
     anyhow::bail!("the dashboard is not built yet")
 }
+pub mod fleet;

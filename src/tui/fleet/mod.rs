@@ -1,0 +1,107 @@
+//! `gpulse fleet`: the screen of every GPU a Prometheus server knows, worst first.
+//!
+//! The refresher thread talks to Prometheus; this loop only waits on keys, on new fleet states and
+//! on a one-second tick (so the age of the data keeps counting while Prometheus is silent).
+
+pub mod app;
+pub mod detail;
+pub mod render;
+
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream, KeyEventKind};
+use futures_util::StreamExt;
+use ratatui::DefaultTerminal;
+
+use crate::cli::ColorChoice;
+use crate::config::Settings;
+use crate::fleet::{unix_now, FleetOptions, PromClient, Refresher};
+
+use app::{action_for, FleetApp};
+use render::{page_rows, FleetView};
+
+/// Run the fleet screen until the user quits.
+pub fn run(client: PromClient, opts: FleetOptions, settings: &Settings) -> anyhow::Result<()> {
+    let url = client.url();
+    let refresher = Refresher::start(client, opts)?;
+    let color = match settings.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut terminal = ratatui::init();
+    let result = runtime.block_on(event_loop(&mut terminal, refresher, &url, color));
+    ratatui::restore();
+    result
+}
+
+async fn event_loop(
+    terminal: &mut DefaultTerminal,
+    mut refresher: Refresher,
+    url: &str,
+    color: bool,
+) -> anyhow::Result<()> {
+    let mut app = FleetApp::default();
+    let mut events = EventStream::new();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    loop {
+        let state = refresher.state.borrow().clone();
+        if let Some(f) = state.fleet.as_deref() {
+            app.follow(f);
+        }
+        terminal.draw(|frame| {
+            let area = frame.area();
+            app.page_rows = page_rows(area.height);
+            let view = FleetView {
+                state: &state,
+                app: &app,
+                url,
+                now: unix_now(),
+                color,
+            };
+            frame.render_widget(&view, area);
+        })?;
+        #[cfg(unix)]
+        let terminate = term.recv();
+        #[cfg(not(unix))]
+        let terminate = std::future::pending::<Option<()>>();
+        tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
+                    if let Some(action) = action_for(key) {
+                        let n = state.fleet.as_deref().map_or(0, |f| f.gpu_count());
+                        app.apply(action, n);
+                        if let Some(f) = state.fleet.as_deref() {
+                            app.follow(f);
+                        }
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(()),
+            },
+            changed = refresher.state.changed() => {
+                if changed.is_err() {
+                    anyhow::bail!("the fleet refresh thread stopped");
+                }
+            }
+            _ = tick.tick() => {}
+            _ = terminate => return Ok(()),
+        }
+        if app.refresh_requested {
+            app.refresh_requested = false;
+            refresher.refresh_now();
+        }
+        if app.quit {
+            return Ok(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
