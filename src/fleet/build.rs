@@ -192,23 +192,23 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
             });
         }
     }
+    // Lost fraction and period are published per finding kind (`kind` label).
+    let mut evidence: HashMap<(String, String), Evidence> = HashMap::new();
     for (q, is_lost) in [
         (Query::LostFraction, true),
         (Query::StarvationPeriod, false),
     ] {
         for s in results.series(q) {
-            let (Some(g), Some(v)) = (
-                key_of(s).and_then(|k| gpus.get_mut(&k)),
-                s.last_value().filter(|v| v.is_finite()),
-            ) else {
+            let (Some(k), Some(v)) = (key_of(s), s.last_value().filter(|v| v.is_finite())) else {
                 continue;
             };
-            let slot = if is_lost {
-                &mut g.lost_fraction
+            let kind = s.label("kind").and_then(FindingKind::parse);
+            let e = evidence.entry(k).or_default();
+            if is_lost {
+                e.lost.push((kind, v));
             } else {
-                &mut g.starvation_period_seconds
-            };
-            *slot = Some(slot.map_or(v, |old: f64| old.max(v)));
+                e.period.push((kind, v));
+            }
         }
     }
 
@@ -241,7 +241,13 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
             .reduce(f64::max);
         g.last_sample_age_seconds = newest.map(|t| (now - t).max(0.0));
         match g.source {
-            Source::Gpulse => describe_exporter_findings(&mut g),
+            Source::Gpulse => {
+                let e = evidence.remove(&key).unwrap_or_default();
+                let main = g.verdict.filter(|v| rank_of(*v) < 2);
+                g.lost_fraction = e.lost_of(main);
+                g.starvation_period_seconds = e.period_of(main);
+                describe_exporter_findings(&mut g, &e);
+            }
             Source::Dcgm => {
                 let index = g.gpu.parse().unwrap_or(0);
                 let name = g.model.clone().unwrap_or_default();
@@ -303,19 +309,50 @@ fn rank_of(k: FindingKind) -> u8 {
     }
 }
 
+/// An exporter's evidence numbers of one GPU, by finding kind.
+#[derive(Debug, Default)]
+struct Evidence {
+    lost: Vec<(Option<FindingKind>, f64)>,
+    period: Vec<(Option<FindingKind>, f64)>,
+}
+
+impl Evidence {
+    /// The value for `kind`, else (when no kind is given or none matches) the largest.
+    fn pick(values: &[(Option<FindingKind>, f64)], kind: Option<FindingKind>) -> Option<f64> {
+        kind.and_then(|k| Self::exact(values, k))
+            .or_else(|| values.iter().map(|v| v.1).reduce(f64::max))
+    }
+
+    fn lost_of(&self, kind: Option<FindingKind>) -> Option<f64> {
+        Self::pick(&self.lost, kind)
+    }
+
+    fn period_of(&self, kind: Option<FindingKind>) -> Option<f64> {
+        Self::pick(&self.period, kind)
+    }
+
+    fn exact(values: &[(Option<FindingKind>, f64)], kind: FindingKind) -> Option<f64> {
+        values.iter().find(|(k, _)| *k == Some(kind)).map(|v| v.1)
+    }
+}
+
 /// The exporter publishes which findings are active and a few numbers; say what they mean.
-fn describe_exporter_findings(g: &mut FleetGpu) {
+fn describe_exporter_findings(g: &mut FleetGpu, e: &Evidence) {
     for f in &mut g.findings {
         let mut parts = vec![f.kind.title().to_string()];
-        if f.kind == FindingKind::InputStarvation {
-            if let Some(p) = g.starvation_period_seconds {
-                parts.push(format!("a dip every {p:.1} s"));
-            }
+        // Series without a `kind` label belong to the verdict's finding.
+        let unlabelled = |v: &[(Option<FindingKind>, f64)]| {
+            (Some(f.kind) == g.verdict)
+                .then(|| v.iter().find(|(k, _)| k.is_none()).map(|x| x.1))
+                .flatten()
+        };
+        let period = Evidence::exact(&e.period, f.kind).or_else(|| unlabelled(&e.period));
+        let lost = Evidence::exact(&e.lost, f.kind).or_else(|| unlabelled(&e.lost));
+        if let Some(p) = period {
+            parts.push(format!("a dip every {p:.1} s"));
         }
-        if Some(f.kind) == g.verdict {
-            if let Some(l) = g.lost_fraction {
-                parts.push(format!("{:.0}% of the time lost", l * 100.0));
-            }
+        if let Some(l) = lost {
+            parts.push(format!("{:.0}% of the time lost", l * 100.0));
         }
         f.summary = parts.join(", ");
     }

@@ -15,7 +15,7 @@ use ratatui::DefaultTerminal;
 
 use crate::cli::ColorChoice;
 use crate::config::Settings;
-use crate::fleet::{unix_now, FleetOptions, PromClient, Refresher};
+use crate::fleet::{unix_now, FleetOptions, FleetState, PromClient, Refresher};
 
 use app::{action_for, FleetApp};
 use render::{page_rows, FleetView};
@@ -101,6 +101,38 @@ async fn event_loop(
             return Ok(());
         }
     }
+}
+
+/// Draw one frame of the screen `width`×`height` into memory and return its lines of text (for
+/// tests and benchmarks: the same code path as the terminal, without one).
+pub fn render_lines(
+    state: &FleetState,
+    app: &mut FleetApp,
+    url: &str,
+    now: f64,
+    width: u16,
+    height: u16,
+) -> Vec<String> {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::widgets::Widget;
+    let area = Rect::new(0, 0, width, height);
+    let mut buf = Buffer::empty(area);
+    app.page_rows = page_rows(height);
+    if let Some(f) = state.fleet.as_deref() {
+        app.follow(f);
+    }
+    let view = FleetView {
+        state,
+        app,
+        url,
+        now,
+        color: false,
+    };
+    (&view).render(area, &mut buf);
+    (0..height)
+        .map(|y| (0..width).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect()
 }
 
 #[cfg(test)]

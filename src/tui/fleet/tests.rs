@@ -2,9 +2,6 @@
 
 use std::sync::Arc;
 
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
-
 use crate::detector::DetectorConfig;
 use crate::fleet::api::parse_answer;
 use crate::fleet::build::{build, Grid};
@@ -12,7 +9,6 @@ use crate::fleet::queries::{Query, QueryResults};
 use crate::fleet::{Fleet, FleetHost, FleetState};
 
 use super::app::{Action, FleetApp};
-use super::render::{page_rows, FleetView};
 
 macro_rules! fixture {
     ($name:literal) => {
@@ -70,32 +66,8 @@ fn state(fleet: Fleet, age: f64, error: Option<&str>) -> FleetState {
 }
 
 fn draw(state: &FleetState, app: &mut FleetApp, w: u16, h: u16) -> Vec<String> {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test terminal");
     let now = state.fleet.as_ref().map_or(0.0, |f| f.time);
-    app.page_rows = page_rows(h);
-    if let Some(f) = state.fleet.as_deref() {
-        app.follow(f);
-    }
-    terminal
-        .draw(|frame| {
-            let view = FleetView {
-                state,
-                app,
-                url: "http://127.0.0.1:9090",
-                now,
-                color: false,
-            };
-            frame.render_widget(&view, frame.area());
-        })
-        .expect("draw");
-    let buf = terminal.backend().buffer().clone();
-    (0..h)
-        .map(|y| {
-            (0..w)
-                .map(|x| buf[(x, y)].symbol().to_string())
-                .collect::<String>()
-        })
-        .collect()
+    super::render_lines(state, app, "http://127.0.0.1:9090", now, w, h)
 }
 
 #[test]

@@ -1,0 +1,278 @@
+//! The cost of one fleet refresh at scale: 1,000 hosts × 8 GPUs.
+//!
+//! Synthetic Prometheus answers in the exact API format (half the hosts run `gpulse serve`, with
+//! its 14-series verdict and finding state sets; half run a plain dcgm-exporter, whose GPUs go
+//! through the detector), then: parse every answer, build the model (join, detector, sort), and
+//! render one page of the screen. Run with `cargo bench --bench fleet`.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+use gpulse::detector::DetectorConfig;
+use gpulse::fleet::api::parse_answer;
+use gpulse::fleet::build::{build, Grid};
+use gpulse::fleet::queries::{Query, QueryResults};
+use gpulse::fleet::FleetState;
+use gpulse::model::FindingKind;
+use gpulse::tui::fleet::app::{Action, FleetApp};
+use gpulse::tui::fleet::render_lines;
+
+const HOSTS: usize = 1000;
+const GPUS: usize = 8;
+const NOW: f64 = 1_800_000_000.0;
+const POINTS: usize = 120;
+const RAW_POINTS: usize = 120;
+
+fn labels(h: usize, g: usize) -> String {
+    format!(
+        r#""__name__":"X","Hostname":"node-{h:04}","UUID":"GPU-{h:04}-{g}","device":"nvidia{g}","gpu":"{g}","instance":"10.1.{}.{}:9400","job":"{}","modelName":"NVIDIA H200""#,
+        h / 250,
+        h % 250,
+        if h % 2 == 0 { "gpulse" } else { "dcgm" }
+    )
+}
+
+fn short_labels(h: usize, g: usize) -> String {
+    format!(
+        r#""gpu":"{g}","instance":"10.1.{}.{}:9400","job":"gpulse""#,
+        h / 250,
+        h % 250
+    )
+}
+
+/// Utilization of GPU (h, g) at step i: a mix of starving, healthy and idle GPUs.
+fn util(h: usize, g: usize, i: usize) -> f64 {
+    match (h + g) % 4 {
+        0 if i % 4 < 2 => 100.0,
+        0 => 0.0,
+        1 | 2 => 85.0 + (i % 7) as f64,
+        _ => 0.0,
+    }
+}
+
+fn matrix(
+    step: f64,
+    points: usize,
+    start: f64,
+    value: impl Fn(usize, usize, usize) -> f64,
+) -> String {
+    let mut s = String::with_capacity(HOSTS * GPUS * points * 24);
+    s.push_str(r#"{"status":"success","data":{"resultType":"matrix","result":["#);
+    for h in 0..HOSTS {
+        for g in 0..GPUS {
+            if h + g > 0 {
+                s.push(',');
+            }
+            let _ = write!(s, r#"{{"metric":{{{}}},"values":["#, labels(h, g));
+            for i in 0..points {
+                if i > 0 {
+                    s.push(',');
+                }
+                let _ = write!(
+                    s,
+                    r#"[{:.3},"{}"]"#,
+                    start + i as f64 * step,
+                    value(h, g, i)
+                );
+            }
+            s.push_str("]}");
+        }
+    }
+    s.push_str("]}}");
+    s
+}
+
+fn vector(items: impl Iterator<Item = (String, f64)>) -> String {
+    let mut s = String::new();
+    s.push_str(r#"{"status":"success","data":{"resultType":"vector","result":["#);
+    for (n, (l, v)) in items.enumerate() {
+        if n > 0 {
+            s.push(',');
+        }
+        let _ = write!(s, r#"{{"metric":{{{l}}},"value":[{NOW:.3},"{v}"]}}"#);
+    }
+    s.push_str("]}}");
+    s
+}
+
+fn gpulse_gpus() -> impl Iterator<Item = (usize, usize)> {
+    (0..HOSTS)
+        .step_by(2)
+        .flat_map(|h| (0..GPUS).map(move |g| (h, g)))
+}
+
+fn verdict_of(h: usize, g: usize) -> FindingKind {
+    match (h + g) % 4 {
+        0 => FindingKind::InputStarvation,
+        1 | 2 => FindingKind::Healthy,
+        _ => FindingKind::Idle,
+    }
+}
+
+fn answers(grid: Grid) -> Vec<(Query, String)> {
+    let all = || (0..HOSTS).flat_map(|h| (0..GPUS).map(move |g| (h, g)));
+    vec![
+        (Query::Util, matrix(grid.step, POINTS, grid.start, util)),
+        (
+            Query::MemoryUsed,
+            matrix(grid.step, POINTS, grid.start, |h, g, _| {
+                ((h + g) % 140 * 1000) as f64
+            }),
+        ),
+        (
+            Query::Power,
+            matrix(grid.step, POINTS, grid.start, |h, g, i| {
+                100.0 + util(h, g, i) * 5.0
+            }),
+        ),
+        (
+            Query::RawUtil,
+            matrix(1.0, RAW_POINTS, NOW - RAW_POINTS as f64, util),
+        ),
+        (
+            Query::MemoryFree,
+            vector(all().map(|(h, g)| (labels(h, g), 143_000.0 - ((h + g) % 140 * 1000) as f64))),
+        ),
+        (
+            Query::Verdict,
+            vector(gpulse_gpus().flat_map(|(h, g)| {
+                FindingKind::ALL.into_iter().map(move |k| {
+                    (
+                        format!(r#"{},"verdict":"{}""#, short_labels(h, g), k.as_str()),
+                        if k == verdict_of(h, g) { 1.0 } else { 0.0 },
+                    )
+                })
+            })),
+        ),
+        (
+            Query::Findings,
+            vector(gpulse_gpus().flat_map(|(h, g)| {
+                FindingKind::ALL.into_iter().map(move |k| {
+                    let on = k == FindingKind::InputStarvation && verdict_of(h, g) == k;
+                    (
+                        format!(
+                            r#"{},"kind":"{}","severity":"{}""#,
+                            short_labels(h, g),
+                            k.as_str(),
+                            if on { "warn" } else { "none" }
+                        ),
+                        if on { 1.0 } else { 0.0 },
+                    )
+                })
+            })),
+        ),
+        (
+            Query::LostFraction,
+            vector(
+                gpulse_gpus()
+                    .filter(|&(h, g)| verdict_of(h, g) == FindingKind::InputStarvation)
+                    .map(|(h, g)| {
+                        (
+                            format!(r#"{},"kind":"input_starvation""#, short_labels(h, g)),
+                            0.5,
+                        )
+                    }),
+            ),
+        ),
+        (
+            Query::StarvationPeriod,
+            vector(
+                gpulse_gpus()
+                    .filter(|&(h, g)| verdict_of(h, g) == FindingKind::InputStarvation)
+                    .map(|(h, g)| {
+                        (
+                            format!(r#"{},"kind":"input_starvation""#, short_labels(h, g)),
+                            4.0,
+                        )
+                    }),
+            ),
+        ),
+        (
+            Query::Up,
+            vector((0..HOSTS).map(|h| {
+                (
+                    format!(
+                        r#""instance":"10.1.{}.{}:9400","job":"x""#,
+                        h / 250,
+                        h % 250
+                    ),
+                    1.0,
+                )
+            })),
+        ),
+    ]
+}
+
+fn ms(s: f64) -> String {
+    format!("{:.1} ms", s * 1000.0)
+}
+
+fn main() {
+    let grid = Grid::ending_at(NOW, 600.0, POINTS);
+    let bodies = answers(grid);
+    let bytes: usize = bodies.iter().map(|(_, b)| b.len()).sum();
+    println!(
+        "fleet: {HOSTS} hosts × {GPUS} GPUs, {} answers, {:.1} MiB of JSON ({} points per sparkline, {} raw samples per GPU)",
+        bodies.len(),
+        bytes as f64 / (1024.0 * 1024.0),
+        POINTS,
+        RAW_POINTS
+    );
+    let mut parse_t = Vec::new();
+    let mut build_t = Vec::new();
+    let mut render_t = Vec::new();
+    let mut total_t = Vec::new();
+    let mut gpus = 0;
+    let mut first_line = String::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let results = QueryResults {
+            results: bodies
+                .iter()
+                .map(|(q, b)| (*q, parse_answer(200, b.as_bytes())))
+                .collect(),
+            took_s: 0.0,
+        };
+        let t1 = Instant::now();
+        let fleet = build(&results, grid, NOW, &DetectorConfig::default());
+        let t2 = Instant::now();
+        gpus = fleet.gpu_count();
+        let state = FleetState {
+            fleet: Some(Arc::new(fleet)),
+            fetched_at: Some(NOW),
+            ..Default::default()
+        };
+        let mut app = FleetApp::default();
+        let lines = render_lines(&state, &mut app, "http://prometheus:9090", NOW, 200, 50);
+        let t3 = Instant::now();
+        // Paging through the fleet: one more page rendered after PgDn.
+        app.apply(Action::PageDown, gpus);
+        let _ = render_lines(&state, &mut app, "http://prometheus:9090", NOW, 200, 50);
+        first_line = lines.get(3).cloned().unwrap_or_default();
+        parse_t.push((t1 - t0).as_secs_f64());
+        build_t.push((t2 - t1).as_secs_f64());
+        render_t.push((t3 - t2).as_secs_f64());
+        total_t.push((t3 - t0).as_secs_f64());
+        drop(results);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("GPUs in the model: {gpus}");
+    println!("first GPU line: {}", first_line.trim_end());
+    println!(
+        "parse {} · build (join, detector on {} dcgm GPUs, sort) {} · render one 200×50 page {} · refresh total {} (median of 5)",
+        ms(median(&mut parse_t)),
+        HOSTS / 2 * GPUS,
+        ms(median(&mut build_t)),
+        ms(median(&mut render_t)),
+        ms(median(&mut total_t)),
+    );
+    let worst = total_t.iter().copied().fold(0.0, f64::max);
+    println!(
+        "target: refresh ≤ 1 s of CPU — {}",
+        if worst <= 1.0 { "met" } else { "NOT met" }
+    );
+}
