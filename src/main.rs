@@ -47,6 +47,8 @@ fn run_fleet(args: &FleetArgs, settings: &Settings) -> anyhow::Result<ExitCode> 
         window_s: args.span,
         refresh_s: args.refresh,
         timeout: std::time::Duration::from_secs_f64(args.timeout),
+        // Raw samples for the detector: its whole window and some.
+        raw_window_s: (settings.engine.detector.window_s + 30.0).max(120.0),
         detector: settings.engine.detector.clone(),
         ..FleetOptions::default()
     };

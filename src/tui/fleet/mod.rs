@@ -32,10 +32,21 @@ pub fn run(client: PromClient, opts: FleetOptions, settings: &Settings) -> anyho
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let mut terminal = ratatui::init();
+    let mut terminal = ratatui::try_init()?;
+    let restore = RestoreTerminal;
     let result = runtime.block_on(event_loop(&mut terminal, refresher, &url, color));
-    ratatui::restore();
+    drop(restore);
+    runtime.shutdown_background();
     result
+}
+
+/// Restores the terminal when dropped: on return, on error and while unwinding from a panic.
+struct RestoreTerminal;
+
+impl Drop for RestoreTerminal {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
 }
 
 async fn event_loop(
