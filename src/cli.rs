@@ -59,6 +59,10 @@ pub struct GlobalArgs {
     /// When to use colour (`NO_COLOR` also turns it off)
     #[arg(long, global = true, value_enum)]
     pub color: Option<ColorChoice>,
+
+    /// Also serve Prometheus metrics on this address while the command runs, e.g. 127.0.0.1:9400
+    #[arg(long, global = true, value_name = "ADDR", value_parser = crate::config::parse_listen)]
+    pub serve: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize, serde::Serialize)]
@@ -73,6 +77,8 @@ pub enum ColorChoice {
 pub enum Command {
     /// The dashboard on simulated GPUs (the same as `gpulse --backend sim`)
     Demo,
+    #[command(flatten)]
+    Output(crate::output::cli::OutputCommand),
     /// Every GPU a Prometheus server knows (gpulse and dcgm-exporter targets), worst first
     Fleet(FleetArgs),
 }

@@ -4,6 +4,9 @@
 //! or the path given by `--config` / `GPULSE_CONFIG`. A file that exists but is invalid is an error
 //! that names the key, the value and what is valid, before any screen opens.
 
+pub mod commands;
+
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -26,9 +29,43 @@ pub struct ConfigFile {
     pub window: Option<String>,
     pub backend: Option<BackendKind>,
     pub color: Option<ColorChoice>,
+    /// Colour theme of the dashboard.
+    pub theme: Option<Theme>,
     /// Only these GPU indices are shown (all when absent).
     pub gpus: Option<Vec<u32>>,
     pub detector: Option<DetectorConfig>,
+    pub exporter: Option<ExporterFile>,
+}
+
+/// The `[exporter]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExporterFile {
+    /// Address `gpulse serve` listens on, e.g. "127.0.0.1:9400".
+    pub listen: Option<String>,
+}
+
+/// Colour themes of the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Theme {
+    /// Colours for a dark terminal background.
+    #[default]
+    Dark,
+    /// Colours for a light terminal background.
+    Light,
+    /// No colour, only bold and reverse video.
+    Mono,
+}
+
+/// The exporter's address when none is given: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9400";
+
+/// Parse a listen address such as `127.0.0.1:9400` or `[::1]:9400`.
+pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    s.trim().parse::<SocketAddr>().map_err(|_| {
+        format!("'{s}' is not an address to listen on; use IP:PORT, e.g. 127.0.0.1:9400 (0.0.0.0:9400 for every interface)")
+    })
 }
 
 /// A problem with the config file, naming the file, the key and what is valid.
@@ -59,6 +96,11 @@ pub struct Settings {
     /// Chart window at start, seconds.
     pub window_s: f64,
     pub color: ColorChoice,
+    pub theme: Theme,
+    /// Address `gpulse serve` listens on (from the file's `[exporter] listen`, or loopback:9400).
+    pub exporter_listen: SocketAddr,
+    /// Serve `/metrics` alongside any command (`--serve ADDR`).
+    pub serve: Option<SocketAddr>,
     /// GPU indices to show (all when `None`).
     pub gpu_filter: Option<Vec<u32>>,
     /// The config file that was read, if any.
@@ -68,6 +110,15 @@ pub struct Settings {
 /// The default config file location (`~/.config/gpulse/config.toml` on Linux).
 pub fn default_path() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "gpulse").map(|d| d.config_dir().join("config.toml"))
+}
+
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 9400))
+}
+
+/// The config file a command uses: `--config` / `GPULSE_CONFIG`, else the default location.
+pub fn chosen_path(args: &GlobalArgs) -> Option<PathBuf> {
+    args.config.clone().or_else(default_path)
 }
 
 /// Read and validate a config file.
@@ -99,6 +150,37 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
     }
     if let Some(v) = &file.window {
         crate::cli::parse_duration(v).map_err(|e| bad("window", v, &e))?;
+    }
+    if let Some(gpus) = &file.gpus {
+        let mut seen = std::collections::BTreeSet::new();
+        if gpus.is_empty() {
+            return Err(bad(
+                "gpus",
+                "[]",
+                "list at least one GPU index, e.g. [0, 1], or remove the key to show every GPU",
+            ));
+        }
+        if let Some(dup) = gpus.iter().find(|g| !seen.insert(**g)) {
+            return Err(bad(
+                "gpus",
+                &format!("{gpus:?}"),
+                &format!("GPU {dup} is listed twice; list each index once"),
+            ));
+        }
+    }
+    if let Some(listen) = file.exporter.as_ref().and_then(|e| e.listen.as_ref()) {
+        parse_listen(listen).map_err(|e| bad("exporter.listen", listen, &e))?;
+    }
+    if let (Some(w), Some(r)) = (&file.window, &file.retention) {
+        if let (Ok(w), Ok(r)) = (crate::cli::parse_duration(w), crate::cli::parse_duration(r)) {
+            if w > r {
+                return Err(bad(
+                    "window",
+                    file.window.as_deref().unwrap_or(""),
+                    "the chart window cannot be longer than `retention`; shorten it or keep more history",
+                ));
+            }
+        }
     }
     if let Some(d) = &file.detector {
         if !(5.0..=3600.0).contains(&d.window_s) {
@@ -166,6 +248,14 @@ impl Settings {
             },
             window_s: window,
             color,
+            theme: file.theme.unwrap_or_default(),
+            exporter_listen: file
+                .exporter
+                .as_ref()
+                .and_then(|e| e.listen.as_deref())
+                .and_then(|l| parse_listen(l).ok())
+                .unwrap_or_else(default_listen),
+            serve: args.serve,
             gpu_filter: file.gpus.clone(),
             config_path,
         })
@@ -214,6 +304,7 @@ mod tests {
             window: None,
             config: Some(p),
             color: Some(ColorChoice::Never),
+            serve: None,
         };
         let s = Settings::resolve(&args, false).expect("valid");
         assert_eq!(s.engine.interval_s, 1.0);

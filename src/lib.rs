@@ -13,5 +13,6 @@ pub mod history;
 pub mod host;
 pub mod live;
 pub mod model;
+pub mod output;
 pub mod sampler;
 pub mod tui;

@@ -53,6 +53,19 @@ impl Live {
         }
     }
 
+    /// A handle over a pipeline started elsewhere (e.g. a replay), stopped through `stop`.
+    pub fn from_parts(
+        snapshots: watch::Receiver<Arc<Snapshot>>,
+        system: Arc<SystemInfo>,
+        stop: Arc<AtomicBool>,
+    ) -> Live {
+        Live {
+            snapshots,
+            system,
+            stop,
+        }
+    }
+
     /// Stop sampling at the next tick.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);

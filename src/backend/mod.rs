@@ -6,6 +6,7 @@
 //! [`SampleSource`] and are fed through the same engine.
 
 pub mod nvml;
+pub mod replay;
 pub mod sim;
 
 use std::fmt;

@@ -1,0 +1,298 @@
+//! Recordings as a backend: [`RecordingReader`] reads a file written by
+//! [`crate::output::record::Recorder`] (plain or zstd, detected by its magic bytes) and hands out
+//! its samples in order; [`Player`] paces them by their recorded timestamps.
+//!
+//! A recording may be damaged: a file cut in the middle of a line (a crash, `kill -9`, a full
+//! disk) is read up to the cut; a line in the middle that is not valid JSON is skipped. Both are
+//! reported by [`SampleSource::warnings`], naming the line.
+
+pub mod player;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+pub use player::{start, Clock, Player, ReplayControl, SystemClock};
+
+use crate::backend::SampleSource;
+use crate::model::{Finding, Sample, SystemInfo};
+use crate::output::record::{Header, FORMAT, VERSION};
+
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// Why a recording cannot be opened at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("cannot open recording '{path}': {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("'{path}' is not a gpulse recording: {why}; record one with `gpulse record FILE`")]
+    NotRecording { path: PathBuf, why: String },
+    #[error("recording '{path}' has format version {found}; this gpulse reads version {VERSION}")]
+    Version { path: PathBuf, found: u32 },
+}
+
+/// One tick of a recording.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct Record {
+    #[serde(flatten)]
+    pub sample: Sample,
+    /// Findings that were active at this tick when it was recorded.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+}
+
+/// Reads a recording line by line.
+pub struct RecordingReader {
+    path: PathBuf,
+    header: Header,
+    lines: Box<dyn BufRead + Send>,
+    /// Number of the last line read (1-based; the header is line 1).
+    line_no: u64,
+    last_t: Option<f64>,
+    warnings: Vec<String>,
+    done: bool,
+}
+
+impl std::fmt::Debug for RecordingReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingReader")
+            .field("path", &self.path)
+            .field("line_no", &self.line_no)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Line {
+    /// A whole line (it ended with a newline).
+    Whole(Vec<u8>),
+    /// The file (or the compressed stream) ends inside this line; `why` says how.
+    Cut(Vec<u8>, Option<String>),
+    End,
+}
+
+fn read_line(r: &mut dyn BufRead) -> Line {
+    let mut buf = Vec::new();
+    match r.read_until(b'\n', &mut buf) {
+        Ok(0) => Line::End,
+        Ok(_) if buf.last() == Some(&b'\n') => {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            Line::Whole(buf)
+        }
+        Ok(_) => Line::Cut(buf, None),
+        Err(e) => Line::Cut(buf, Some(e.to_string())),
+    }
+}
+
+impl RecordingReader {
+    /// Open a recording and read its header.
+    pub fn open(path: &Path) -> Result<RecordingReader, ReplayError> {
+        let open_err = |source| ReplayError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = File::open(path).map_err(open_err)?;
+        let mut magic = [0u8; 4];
+        let n = read_prefix(&mut file, &mut magic).map_err(open_err)?;
+        let file = File::open(path).map_err(open_err)?;
+        let lines: Box<dyn BufRead + Send> = if n == 4 && magic == ZSTD_MAGIC {
+            let dec = zstd::Decoder::new(file).map_err(open_err)?;
+            Box::new(BufReader::with_capacity(64 * 1024, dec))
+        } else {
+            Box::new(BufReader::with_capacity(64 * 1024, file))
+        };
+        Self::from_reader(path, lines)
+    }
+
+    fn from_reader(
+        path: &Path,
+        mut lines: Box<dyn BufRead + Send>,
+    ) -> Result<RecordingReader, ReplayError> {
+        let not = |why: String| ReplayError::NotRecording {
+            path: path.to_path_buf(),
+            why,
+        };
+        let first = match read_line(&mut *lines) {
+            Line::End => return Err(not("the file is empty".into())),
+            Line::Whole(b) => b,
+            Line::Cut(b, _) => b,
+        };
+        let header: Header = serde_json::from_slice(&first)
+            .map_err(|e| not(format!("its first line is not a recording header ({e})")))?;
+        if header.format != FORMAT {
+            return Err(not(format!(
+                "its format is '{}', not '{FORMAT}'",
+                header.format
+            )));
+        }
+        if header.version != VERSION {
+            return Err(ReplayError::Version {
+                path: path.to_path_buf(),
+                found: header.version,
+            });
+        }
+        Ok(RecordingReader {
+            path: path.to_path_buf(),
+            header,
+            lines,
+            line_no: 1,
+            last_t: None,
+            warnings: Vec::new(),
+            done: false,
+        })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The next tick with the findings recorded at it, skipping damaged lines.
+    pub fn next_record(&mut self) -> Option<Record> {
+        while !self.done {
+            let line = read_line(&mut *self.lines);
+            let (bytes, cut) = match line {
+                Line::End => {
+                    self.done = true;
+                    return None;
+                }
+                Line::Whole(b) => (b, None),
+                Line::Cut(b, why) => {
+                    self.done = true;
+                    (b, Some(why))
+                }
+            };
+            self.line_no += 1;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                if let Some(Some(why)) = cut {
+                    self.warn_cut(None, &why);
+                }
+                continue;
+            }
+            match serde_json::from_slice::<Record>(&bytes) {
+                Ok(rec) => {
+                    if let Some(Some(why)) = &cut {
+                        self.warn_cut(None, why);
+                    }
+                    if self.last_t.is_some_and(|t| rec.sample.t <= t) {
+                        self.warnings.push(format!(
+                            "line {}: time {} is not after the previous line's; skipped",
+                            self.line_no, rec.sample.t
+                        ));
+                        continue;
+                    }
+                    self.last_t = Some(rec.sample.t);
+                    return Some(rec);
+                }
+                Err(e) => match cut {
+                    Some(why) => {
+                        let n = self.line_no;
+                        self.warn_cut(Some(n), why.as_deref().unwrap_or("the file ends mid-line"));
+                    }
+                    None => self.warnings.push(format!(
+                        "line {}: not a valid sample ({e}); skipped",
+                        self.line_no
+                    )),
+                },
+            }
+        }
+        None
+    }
+
+    fn warn_cut(&mut self, partial_line: Option<u64>, why: &str) {
+        let msg = match partial_line {
+            Some(n) => format!(
+                "line {n} is cut off ({why}): '{}' was read up to line {}",
+                self.path.display(),
+                n - 1
+            ),
+            None => format!(
+                "the recording ends early after line {} ({why})",
+                self.line_no
+            ),
+        };
+        self.warnings.push(msg);
+    }
+
+    /// Read every remaining tick.
+    pub fn read_all(&mut self) -> Vec<Record> {
+        std::iter::from_fn(|| self.next_record()).collect()
+    }
+}
+
+fn read_prefix(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+impl SampleSource for RecordingReader {
+    fn system(&self) -> &SystemInfo {
+        &self.header.system
+    }
+
+    fn next_sample(&mut self) -> Option<Sample> {
+        self.next_record().map(|r| r.sample)
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+/// Times where recorded findings were first raised, for "jump to the next finding".
+pub fn finding_marks(records: &[Record]) -> Vec<crate::model::UnixTime> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut marks = Vec::new();
+    for r in records {
+        for f in &r.findings {
+            if seen.insert((f.gpu, f.kind, f.start.to_bits())) {
+                marks.push(f.detected_at);
+            }
+        }
+    }
+    marks
+}
+
+/// `gpulse replay FILE`: play a recording in the dashboard.
+pub fn run_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Result<()> {
+    let mut reader = RecordingReader::open(path)?;
+    let records = reader.read_all();
+    for w in reader.warnings() {
+        tracing::warn!("{w}");
+        eprintln!("gpulse: {w}");
+    }
+    if records.is_empty() {
+        anyhow::bail!(
+            "recording '{}' holds no samples; record some with `gpulse record FILE --count N`",
+            path.display()
+        );
+    }
+    let marks = finding_marks(&records);
+    let mut engine = settings.engine.clone();
+    engine.interval_s = reader.header().interval_s;
+    let samples = records.into_iter().map(|r| r.sample).collect();
+    let (live, _control) = start(reader.header().system.clone(), engine, samples, marks);
+    let _serving = match settings.serve {
+        Some(addr) => Some(crate::output::prometheus::serve_in_background(
+            addr,
+            live.snapshots.clone(),
+            crate::output::show_filter(settings),
+        )?),
+        None => None,
+    };
+    crate::tui::run(live, settings)
+}

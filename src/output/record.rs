@@ -1,0 +1,295 @@
+//! Recordings: NDJSON with a header line and one line per tick, optionally zstd-compressed.
+//!
+//! ```text
+//! {"format":"gpulse-recording","version":1,"created":"…","interval_s":0.25,"system":{…SystemInfo…}}
+//! {"t":1733140000.25,"gpus":[…],"host":{…},"sample_duration_s":0.003,"findings":[…]}
+//! …
+//! ```
+//! Lines are flushed at least once a second (and the compressor's block with them), so a crash or
+//! `kill -9` loses at most the last second. [`crate::backend::replay::RecordingReader`] reads them.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Settings;
+use crate::model::{Finding, Sample, SystemInfo};
+use crate::output::json::rfc3339;
+
+/// The `format` of a recording's header line.
+pub const FORMAT: &str = "gpulse-recording";
+/// The recording format's version.
+pub const VERSION: u32 = 1;
+/// A write flushes when the last flush is this old, so with ticks up to 500 ms apart a line waits
+/// in a buffer for less than a second.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(500);
+
+/// The first line of a recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub format: String,
+    pub version: u32,
+    /// When recording started (RFC 3339).
+    pub created: String,
+    /// The sampling interval, seconds.
+    pub interval_s: f64,
+    /// Host, backend and every device's static facts.
+    pub system: SystemInfo,
+}
+
+/// One tick's line: the sample as read, plus the findings active at that tick.
+#[derive(Debug, Serialize)]
+struct TickLine<'a> {
+    #[serde(flatten)]
+    sample: &'a Sample,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    findings: &'a [Finding],
+}
+
+/// Why a recording could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("cannot create recording '{path}': {source}; check that the directory exists and is writable")]
+    Create { path: PathBuf, source: io::Error },
+    #[error("cannot write recording '{path}': {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("cannot encode a sample: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("the recording '{0}' is already finished")]
+    Finished(PathBuf),
+}
+
+enum Sink {
+    Plain(BufWriter<File>),
+    Zstd(zstd::Encoder<'static, BufWriter<File>>),
+}
+
+impl Sink {
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Plain(w) => w,
+            Sink::Zstd(w) => w,
+        }
+    }
+}
+
+/// Writes a recording. `Send`: it can be moved to (or created on) any thread.
+pub struct Recorder {
+    path: PathBuf,
+    sink: Option<Sink>,
+    last_flush: Instant,
+    lines: u64,
+}
+
+/// Whether a path asks for compression by its extension (`.zst`).
+pub fn wants_zstd(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}
+
+impl Recorder {
+    /// Create `path` (truncating it) and write the header. `compress` (or a `.zst` extension) writes zstd.
+    pub fn create(
+        path: &Path,
+        system: &SystemInfo,
+        interval_s: f64,
+        compress: bool,
+    ) -> Result<Recorder, RecordError> {
+        let file = File::create(path).map_err(|source| RecordError::Create {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let buf = BufWriter::with_capacity(64 * 1024, file);
+        let sink = if compress || wants_zstd(path) {
+            let enc = zstd::Encoder::new(buf, 3).map_err(|source| RecordError::Create {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            Sink::Zstd(enc)
+        } else {
+            Sink::Plain(buf)
+        };
+        let mut rec = Recorder {
+            path: path.to_path_buf(),
+            sink: Some(sink),
+            last_flush: Instant::now(),
+            lines: 0,
+        };
+        let header = Header {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            created: rfc3339(crate::clock::now()),
+            interval_s,
+            system: system.clone(),
+        };
+        rec.write_json(&header)?;
+        rec.flush()?;
+        Ok(rec)
+    }
+
+    fn io_err(&self, source: io::Error) -> RecordError {
+        RecordError::Write {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn write_json<T: Serialize>(&mut self, value: &T) -> Result<(), RecordError> {
+        let mut line = serde_json::to_vec(value)?;
+        line.push(b'\n');
+        let sink = self
+            .sink
+            .as_mut()
+            .ok_or_else(|| RecordError::Finished(self.path.clone()))?;
+        sink.writer().write_all(&line).map_err(|e| self.io_err(e))?;
+        self.lines += 1;
+        Ok(())
+    }
+
+    /// Append one tick.
+    pub fn write(&mut self, sample: &Sample) -> Result<(), RecordError> {
+        self.write_with_findings(sample, &[])
+    }
+
+    /// Append one tick with the findings active at it.
+    pub fn write_with_findings(
+        &mut self,
+        sample: &Sample,
+        findings: &[Finding],
+    ) -> Result<(), RecordError> {
+        self.write_json(&TickLine { sample, findings })?;
+        if self.last_flush.elapsed() >= FLUSH_EVERY {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Push everything written so far to the file (a complete zstd block when compressing).
+    pub fn flush(&mut self) -> Result<(), RecordError> {
+        self.last_flush = Instant::now();
+        let Some(sink) = self.sink.as_mut() else {
+            return Ok(());
+        };
+        let r = match sink {
+            Sink::Plain(w) => w.flush(),
+            Sink::Zstd(w) => w.flush().and_then(|()| w.get_mut().flush()),
+        };
+        r.map_err(|e| self.io_err(e))
+    }
+
+    /// Lines written, the header included.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Close the recording: ends the zstd frame and flushes the file.
+    pub fn finish(mut self) -> Result<PathBuf, RecordError> {
+        self.close()?;
+        Ok(self.path.clone())
+    }
+
+    fn close(&mut self) -> Result<(), RecordError> {
+        let r = match self.sink.take() {
+            None => return Ok(()),
+            Some(Sink::Plain(mut w)) => w.flush(),
+            Some(Sink::Zstd(w)) => w.finish().and_then(|mut b| b.flush()),
+        };
+        r.map_err(|e| self.io_err(e))
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if let Err(e) = self.close() {
+            tracing::error!("{e}");
+        }
+    }
+}
+
+/// `gpulse record FILE`: record until `count` ticks, `duration_s` seconds, Ctrl-C or SIGTERM.
+pub fn run_record(
+    settings: &Settings,
+    live: &crate::live::Live,
+    path: &Path,
+    count: Option<u64>,
+    duration_s: Option<f64>,
+    compress: bool,
+) -> anyhow::Result<()> {
+    let mut rec = Recorder::create(path, &live.system, settings.engine.interval_s, compress)?;
+    let rt = crate::output::runtime()?;
+    let mut rx = live.snapshots.clone();
+    let started = Instant::now();
+    let deadline = duration_s.map(|d| started + Duration::from_secs_f64(d));
+    let mut written = 0u64;
+    let mut last_seq = rx.borrow().seq;
+    let result: anyhow::Result<()> = rt.block_on(async {
+        // Listen for the signals once, before the loop, so none is missed between ticks.
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        loop {
+            let until_end = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if until_end.is_some_and(|d| d.is_zero()) || count.is_some_and(|c| written >= c) {
+                return Ok(());
+            }
+            let sleep = tokio::time::sleep(until_end.unwrap_or(Duration::from_secs(3600)));
+            tokio::select! {
+                changed = rx.changed() => {
+                    if changed.is_err() { return Ok(()); }
+                    let s = rx.borrow_and_update().clone();
+                    if s.seq > last_seq + 1 {
+                        tracing::warn!("recording skipped {} tick(s): the writer fell behind", s.seq - last_seq - 1);
+                    }
+                    last_seq = s.seq;
+                    if let Some(sample) = &s.sample {
+                        let findings: Vec<Finding> = s.active_findings().cloned().collect();
+                        rec.write_with_findings(sample, &findings)?;
+                        written += 1;
+                    }
+                }
+                _ = sleep => return Ok(()),
+                _ = int.recv() => return Ok(()),
+                _ = term.recv() => return Ok(()),
+            }
+        }
+    });
+    live.stop();
+    let path = rec.finish()?;
+    tracing::info!("recorded {written} tick(s) to '{}'", path.display());
+    eprintln!("gpulse: recorded {written} tick(s) to '{}'", path.display());
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorder_can_move_to_another_thread() {
+        fn assert_send<T: Send>() {}
+        assert_send::<Recorder>();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.ndjson.zst");
+        let rec = Recorder::create(&path, &SystemInfo::default(), 0.5, false).expect("create");
+        let lines = std::thread::spawn(move || {
+            let mut rec = rec;
+            rec.write(&Sample {
+                t: 1.0,
+                ..Default::default()
+            })
+            .expect("write");
+            let n = rec.lines();
+            rec.finish().expect("finish");
+            n
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(lines, 2, "header and one tick");
+        assert!(wants_zstd(&path));
+    }
+}

@@ -1,0 +1,190 @@
+//! Config files through the real binary: every file in tests/invalid_configs/ is refused with a
+//! message naming the key and the value and exit status 2, before anything starts; valid files,
+//! `config init|check|show|path`, and command line over file over defaults.
+
+mod output_support;
+
+use std::path::{Path, PathBuf};
+
+use output_support::gpulse;
+use serde_json::Value;
+
+fn invalid_configs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/invalid_configs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/invalid_configs")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The `# expect: TEXT` line each invalid file starts with.
+fn expectation(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("read");
+    text.lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# expect: "))
+        .unwrap_or_else(|| panic!("{} lacks a '# expect: ' first line", path.display()))
+        .to_string()
+}
+
+#[test]
+fn every_invalid_config_is_refused_with_a_clear_message_and_status_2() {
+    let files = invalid_configs();
+    assert!(files.len() >= 15, "{files:?}");
+    for path in files {
+        let expect = expectation(&path);
+        for args in [
+            vec!["--backend", "sim", "snapshot"],
+            vec!["--backend", "sim"],
+            vec!["config", "check"],
+        ] {
+            let out = gpulse()
+                .arg("--config")
+                .arg(&path)
+                .args(&args)
+                .output()
+                .expect("run gpulse");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            assert_eq!(out.status.code(), Some(2), "{name} {args:?}: {stderr}");
+            assert!(out.stdout.is_empty(), "{name} {args:?}: nothing on stdout");
+            assert!(
+                stderr.contains(name),
+                "{name} {args:?}: names the file: {stderr}"
+            );
+            assert!(
+                stderr.contains(&expect),
+                "{name} {args:?}: expected {expect:?} in {stderr}"
+            );
+            assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn a_missing_explicit_config_file_is_an_error() {
+    let out = gpulse()
+        .args([
+            "--config",
+            "/nonexistent/gpulse.toml",
+            "--backend",
+            "sim",
+            "snapshot",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/gpulse.toml"));
+}
+
+#[test]
+fn init_writes_a_commented_file_that_checks_and_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("sub/config.toml");
+    let run = |args: &[&str]| {
+        gpulse()
+            .env("GPULSE_CONFIG", &path)
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let out = run(&["config", "path"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        path.to_string_lossy()
+    );
+    assert!(run(&["config", "init"]).status.success());
+    let text = std::fs::read_to_string(&path).expect("written");
+    assert!(text.contains("# interval = \"250ms\"") && text.contains("# [detector]"));
+    let again = run(&["config", "init"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    assert!(run(&["config", "init", "--force"]).status.success());
+    let check = run(&["config", "check"]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(String::from_utf8_lossy(&check.stdout).contains("ok"));
+}
+
+#[test]
+fn command_line_over_file_over_defaults() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "interval = \"1s\"\ntheme = \"light\"\ngpus = [1, 3]\n[exporter]\nlisten = \"127.0.0.1:9500\"\n",
+    )
+    .expect("write");
+    let show = |extra: &[&str]| {
+        let out = gpulse()
+            .arg("--config")
+            .arg(&path)
+            .args(extra)
+            .args(["config", "show"])
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: toml::Value = toml::from_str(&String::from_utf8_lossy(&out.stdout)).expect("TOML");
+        v
+    };
+    let from_file = show(&[]);
+    assert_eq!(from_file["interval"].as_str(), Some("1s"));
+    assert_eq!(from_file["theme"].as_str(), Some("light"));
+    assert_eq!(from_file["retention"].as_str(), Some("10m"), "default");
+    assert_eq!(
+        from_file["exporter"]["listen"].as_str(),
+        Some("127.0.0.1:9500")
+    );
+    let overridden = show(&["--interval", "500ms"]);
+    assert_eq!(overridden["interval"].as_str(), Some("500ms"));
+
+    // The file's GPU list filters what the outputs show.
+    let out = gpulse()
+        .arg("--config")
+        .arg(&path)
+        .args([
+            "--backend",
+            "sim",
+            "--gpus",
+            "4",
+            "--interval",
+            "100ms",
+            "snapshot",
+            "--json",
+        ])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let shown: Vec<u64> = doc["gpus"]
+        .as_array()
+        .expect("gpus")
+        .iter()
+        .filter_map(|g| g["index"].as_u64())
+        .collect();
+    assert_eq!(shown, vec![1, 3]);
+}
+
+#[test]
+fn a_bad_command_line_value_is_a_usage_error_naming_it() {
+    let out = gpulse()
+        .args(["--backend", "sim", "serve", "--listen", "nowhere"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'nowhere'"));
+}

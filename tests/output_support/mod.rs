@@ -1,0 +1,221 @@
+//! Helpers shared by the output tests: the real binary, child-process guards, a tiny HTTP client,
+//! free loopback ports, and JSON Schema validation through Python's `jsonschema`.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn gpulse() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpulse"));
+    // Never pick up the developer's own config file.
+    c.env_remove("GPULSE_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent/gpulse-test-config-home")
+        .env_remove("GPULSE_BACKEND")
+        .env("RUST_LOG", "warn");
+    c
+}
+
+/// Kills the child when dropped, so a failing test leaves no process behind.
+pub struct ChildGuard(pub Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn spawn(mut cmd: Command) -> ChildGuard {
+    ChildGuard(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the process"),
+    )
+}
+
+/// A loopback port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A tool the test needs: found on PATH, or (outside CI) `None` with a note.
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`{name}` is required in CI; .ci/run installs it"
+        );
+        eprintln!("note: `{name}` is not installed; this test is skipped outside CI");
+    }
+    found
+}
+
+/// One HTTP/1.1 request with `Connection: close`; returns (status, body).
+pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf)?;
+    parse_response(&buf)
+}
+
+pub fn parse_response(buf: &[u8]) -> std::io::Result<(u16, String)> {
+    let text = String::from_utf8_lossy(buf).to_string();
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other(format!("no response head in {text:?}")))?;
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("bad status line in {head:?}")))?;
+    let chunked = head.lines().any(|l| {
+        l.to_ascii_lowercase()
+            .starts_with("transfer-encoding: chunked")
+    });
+    Ok((
+        status,
+        if chunked {
+            dechunk(body)?
+        } else {
+            body.to_string()
+        },
+    ))
+}
+
+/// Decode a `Transfer-Encoding: chunked` body.
+fn dechunk(mut body: &str) -> std::io::Result<String> {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body
+            .split_once("\r\n")
+            .ok_or_else(|| std::io::Error::other("truncated chunk size"))?;
+        let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|_| std::io::Error::other(format!("bad chunk size {size:?}")))?;
+        if size == 0 {
+            return Ok(out);
+        }
+        let chunk = rest
+            .get(..size)
+            .ok_or_else(|| std::io::Error::other("truncated chunk"))?;
+        out.push_str(chunk);
+        body = rest.get(size + 2..).unwrap_or("");
+    }
+}
+
+/// Wait until `f` gives `Some`, or panic after `timeout` with `what`.
+pub fn wait_until<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Start `gpulse --backend sim serve` on a free loopback port and wait until it answers.
+pub fn start_exporter(extra: &[&str]) -> (ChildGuard, SocketAddr) {
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
+    let mut cmd = gpulse();
+    cmd.args(["--backend", "sim"])
+        .args(extra)
+        .args(["serve", "--listen", &addr.to_string()]);
+    let guard = spawn(cmd);
+    wait_until(Duration::from_secs(20), "the exporter to answer", || {
+        http_get(addr, "/metrics")
+            .ok()
+            .filter(|(s, b)| *s == 200 && b.contains("DCGM_FI_DEV_GPU_UTIL"))
+    });
+    (guard, addr)
+}
+
+/// The value of the first line of an exposition that starts with `prefix`.
+pub fn metric_value(exposition: &str, prefix: &str) -> Option<f64> {
+    exposition
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Validate every JSON document in `docs` (one per line) against a schema file under `assets/`,
+/// with Python's `jsonschema` (Draft 2020-12). Returns `false` when the validator is missing
+/// outside CI.
+pub fn validate(schema: &str, docs: &[String]) -> bool {
+    let Some(python) = tool("python3") else {
+        return false;
+    };
+    let has = Command::new(&python)
+        .args(["-c", "import jsonschema"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3-jsonschema is required in CI; .ci/run installs it"
+        );
+        eprintln!("note: python3 jsonschema is missing; schema validation skipped");
+        return false;
+    }
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets")
+        .join(schema);
+    let script = r#"
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+v = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+n = 0
+for i, line in enumerate(sys.stdin):
+    if not line.strip():
+        continue
+    errors = sorted(v.iter_errors(json.loads(line)), key=lambda e: list(e.path))
+    for e in errors:
+        print(f"document {i + 1}: {list(e.path)}: {e.message}")
+    if errors:
+        sys.exit(1)
+    n += 1
+print(n)
+"#;
+    let mut child = Command::new(python)
+        .args(["-c", script])
+        .arg(&schema_path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run python3");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for d in docs {
+            let compact: serde_json::Value = serde_json::from_str(d).expect("valid JSON");
+            writeln!(stdin, "{compact}").expect("write to the validator");
+        }
+    }
+    let out = child.wait_with_output().expect("validator output");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "schema {schema} rejects the output:\n{text}"
+    );
+    assert_eq!(text.trim(), docs.len().to_string(), "documents validated");
+    true
+}

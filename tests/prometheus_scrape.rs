@@ -1,0 +1,147 @@
+//! The exporter against a real Prometheus server and `promtool`, on loopback.
+
+mod output_support;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use output_support::{free_port, http_get, spawn, start_exporter, tool, wait_until};
+use serde_json::Value;
+
+#[test]
+fn promtool_accepts_the_exposition() {
+    let Some(promtool) = tool("promtool") else {
+        return;
+    };
+    let (_gpulse, addr) = start_exporter(&["--gpus", "3"]);
+    let (status, body) = http_get(addr, "/metrics").expect("scrape");
+    assert_eq!(status, 200);
+    let mut child = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run promtool");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(body.as_bytes())
+        .expect("feed promtool");
+    let out = child.wait_with_output().expect("promtool output");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Exit 1 is a parse error. Exit 3 is lint advice; the only advice allowed is about the
+    // camelCase label names (`modelName`, `Hostname`) that dcgm-exporter uses and dashboards expect.
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(3)),
+        "promtool rejects the exposition: {report}"
+    );
+    for line in report.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(
+            line.contains("label names should be written in 'snake_case'"),
+            "unexpected promtool finding: {line}"
+        );
+    }
+}
+
+fn query(prom: std::net::SocketAddr, q: &str) -> Option<Vec<Value>> {
+    let (status, body) = http_get(prom, &format!("/api/v1/query?query={q}")).ok()?;
+    if status != 200 {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&body).ok()?;
+    v["data"]["result"].as_array().cloned()
+}
+
+fn gpus_of(series: &[Value]) -> BTreeSet<String> {
+    series
+        .iter()
+        .filter_map(|s| s["metric"]["gpu"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn a_real_prometheus_scrapes_every_simulated_gpu() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let (_gpulse, target) = start_exporter(&["--gpus", "4"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: gpulse\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .expect("write the Prometheus config");
+    let prom_port = free_port();
+    let prom: std::net::SocketAddr = format!("127.0.0.1:{prom_port}").parse().expect("addr");
+    let mut cmd = Command::new(prometheus);
+    cmd.arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address={prom}"))
+        .current_dir(dir.path());
+    let _prometheus = spawn(cmd);
+
+    let wanted: BTreeSet<String> = (0..4).map(|i| i.to_string()).collect();
+    let util = wait_until(
+        Duration::from_secs(60),
+        "Prometheus to hold DCGM_FI_DEV_GPU_UTIL for every GPU",
+        || query(prom, "DCGM_FI_DEV_GPU_UTIL").filter(|s| gpus_of(s) == wanted),
+    );
+    for s in &util {
+        let m = &s["metric"];
+        assert_eq!(m["job"], "gpulse");
+        assert!(
+            m["UUID"].as_str().is_some_and(|u| u.starts_with("GPU-")),
+            "{m}"
+        );
+        assert!(
+            m["device"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("nvidia")),
+            "{m}"
+        );
+        assert!(
+            m["modelName"].as_str().is_some_and(|n| n.contains("H200")),
+            "{m}"
+        );
+        assert!(m["Hostname"].is_string(), "{m}");
+    }
+    let findings = query(prom, "gpulse_finding_active").expect("findings series");
+    assert_eq!(gpus_of(&findings), wanted);
+    let verdicts = query(prom, "gpulse_verdict%3D%3D1").expect("verdict series");
+    assert_eq!(
+        verdicts.len(),
+        4,
+        "one current verdict per GPU: {verdicts:?}"
+    );
+    let up = query(prom, "up").expect("up");
+    assert_eq!(
+        up[0]["value"][1], "1",
+        "Prometheus sees the target up: {up:?}"
+    );
+}
+
+#[test]
+fn healthz_and_index_answer() {
+    let (_gpulse, addr) = start_exporter(&[]);
+    let (status, body) = http_get(addr, "/healthz").expect("healthz");
+    assert_eq!((status, body.as_str()), (200, "ok\n"));
+    let (status, body) = http_get(addr, "/").expect("index");
+    assert_eq!(status, 200);
+    assert!(body.contains("href=\"/metrics\""));
+    let (status, _) = http_get(addr, "/nope").expect("404");
+    assert_eq!(status, 404);
+}
