@@ -41,6 +41,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             let _ = BackendKind::Auto;
+            gpulse::tui::init_tui_logging();
             let live = Live::start(backend, settings.engine.clone(), HostProbe::new());
             let _serving = match settings.serve {
                 Some(addr) => Some(gpulse::output::prometheus::serve_in_background(

@@ -1,11 +1,189 @@
 //! The terminal front end. The only module that touches the terminal.
+//!
+//! [`run`] owns the terminal and the event loop; everything it draws comes from [`render`], which
+//! takes a buffer, the [`App`] (UI state) and a snapshot, so screens can be tested without a
+//! terminal.
 
+pub mod action;
+pub mod app;
+pub mod fixture;
+pub mod format;
+pub mod screen;
+pub mod theme;
+pub mod widgets;
+
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream};
+use futures_util::StreamExt;
+use ratatui::{DefaultTerminal, Frame};
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::cli::ColorChoice;
 use crate::config::Settings;
 use crate::live::Live;
 
-/// Run the dashboard until the user quits.
+pub use action::{map_key, Action};
+pub use app::App;
+pub use screen::render;
+
+use widgets::status::STALE_INTERVALS;
+
+/// Send `tracing` events to the dashboard's event panel (call before [`run`]). If a logger is
+/// already installed in this process, that one stays and the panel shows nothing new.
+pub fn init_tui_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    if tui_logger::init_logger(tui_logger::LevelFilter::Info).is_err() {
+        return;
+    }
+    tui_logger::set_default_level(tui_logger::LevelFilter::Info);
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::filter::LevelFilter::INFO)
+        .with(tui_logger::TuiTracingSubscriberLayer)
+        .try_init();
+}
+
+/// Draw one frame of the app's displayed snapshot.
+pub fn draw(frame: &mut Frame, app: &App) {
+    let area = frame.area();
+    render(area, frame.buffer_mut(), app, app.displayed());
+}
+
+/// Restores the terminal when dropped: on return, on error and while unwinding from a panic
+/// (ratatui's panic hook restores it too, before the message is printed).
+struct RestoreTerminal;
+
+impl Drop for RestoreTerminal {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+/// Run the dashboard until the user quits or a signal (SIGTERM, SIGHUP, SIGINT) arrives.
+///
+/// The sampler thread is never joined: `q` returns at once even if a GPU call hangs.
 pub fn run(live: Live, settings: &Settings) -> anyhow::Result<()> {
-    let _ = (live, settings);
-    anyhow::bail!("the dashboard is not built yet")
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut terminal = ratatui::try_init()?;
+    let restore = RestoreTerminal;
+    let result = runtime.block_on(event_loop(&mut terminal, live, settings));
+    drop(restore);
+    runtime.shutdown_background();
+    result
+}
+
+async fn event_loop(
+    terminal: &mut DefaultTerminal,
+    live: Live,
+    settings: &Settings,
+) -> anyhow::Result<()> {
+    let mut snapshots = live.snapshots.clone();
+    let first = snapshots.borrow_and_update().clone();
+    let mut app = App::new(
+        first,
+        settings.window_s,
+        settings.engine.retention_s,
+        settings.color != ColorChoice::Never,
+    );
+    tracing::info!(
+        target: "gpulse::events",
+        "watching {} GPU(s) on {} every {}",
+        live.system.devices.len(),
+        live.system.backend,
+        format::seconds(settings.engine.interval_s)
+    );
+    let mut events = EventStream::new();
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut second = tokio::time::interval(Duration::from_secs(1));
+    second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut sampling = true;
+    let mut dirty = true;
+    loop {
+        if dirty {
+            app.now = crate::clock::now();
+            terminal.draw(|f| draw(f, &app))?;
+            dirty = false;
+        }
+        if app.quit {
+            break;
+        }
+        tokio::select! {
+            changed = snapshots.changed(), if sampling => match changed {
+                Ok(()) => {
+                    let s = snapshots.borrow_and_update().clone();
+                    dirty = app.on_snapshot(s);
+                }
+                Err(_) => {
+                    tracing::error!(target: "gpulse::events", "sampling stopped: the sampler thread ended");
+                    sampling = false;
+                    dirty = true;
+                }
+            },
+            event = events.next() => match event {
+                Some(Ok(Event::Key(key))) => {
+                    if let Some(action) = map_key(key, &app) {
+                        app.apply(action);
+                        dirty = true;
+                    }
+                }
+                Some(Ok(Event::Resize(..))) => dirty = true,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => break,
+            },
+            _ = second.tick() => {
+                // Only ages change with time alone: redraw while the data shown is getting old.
+                let shown = app.displayed();
+                let age = crate::clock::now() - shown.t;
+                dirty = !app.paused() && age > STALE_INTERVALS * shown.stats.interval_s.max(0.01);
+            }
+            _ = sigterm.recv() => break,
+            _ = sighup.recv() => break,
+            _ = sigint.recv() => break,
+        }
+    }
+    live.stop();
+    Ok(())
+}
+
+/// A terminal that draws into memory: the full draw path (layout, widgets, diff against the
+/// previous frame) without a real terminal, for benchmarks and tools.
+pub struct OffscreenTerminal {
+    terminal: ratatui::Terminal<ratatui::backend::TestBackend>,
+}
+
+impl OffscreenTerminal {
+    pub fn new(width: u16, height: u16) -> std::io::Result<Self> {
+        let terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(OffscreenTerminal { terminal })
+    }
+
+    /// Draw one frame of the app's displayed snapshot.
+    pub fn draw(&mut self, app: &App) -> std::io::Result<()> {
+        self.terminal
+            .draw(|f| draw(f, app))
+            .map(|_| ())
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    /// The screen as text, one line per row.
+    pub fn text(&self) -> String {
+        let buf = self.terminal.backend().buffer();
+        let w = buf.area.width.max(1) as usize;
+        let mut out = String::new();
+        for (i, cell) in buf.content.iter().enumerate() {
+            out.push_str(cell.symbol());
+            if (i + 1) % w == 0 {
+                out.push('\n');
+            }
+        }
+        out
+    }
 }
 pub mod fleet;

@@ -1,0 +1,108 @@
+//! Frame render time: 8 simulated GPUs with 10 minutes of history at 200×60, and a new snapshot
+//! to a drawn frame for 1 GPU at 80×24. Run with `cargo bench --bench render`.
+
+use std::time::Instant;
+
+use gpulse::backend::sim::Scenario;
+use gpulse::tui::fixture::SimRun;
+use gpulse::tui::{App, OffscreenTerminal};
+
+/// CPU time of this thread, µs: unlike wall time, not inflated when other processes share the
+/// cores.
+fn thread_cpu_us() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3
+}
+
+/// Runs `f` `n` times; prints wall and CPU time per run.
+fn measure(name: &str, n: usize, mut f: impl FnMut()) {
+    let mut wall = Vec::with_capacity(n);
+    let mut cpu = Vec::with_capacity(n);
+    for _ in 0..n {
+        let c = thread_cpu_us();
+        let t = Instant::now();
+        f();
+        wall.push(t.elapsed().as_secs_f64() * 1e6);
+        cpu.push(thread_cpu_us() - c);
+    }
+    stats(&format!("{name} [wall]"), wall);
+    stats(&format!("{name} [cpu]"), cpu);
+}
+
+fn stats(name: &str, mut us: Vec<f64>) {
+    us.sort_by(f64::total_cmp);
+    let mean = us.iter().sum::<f64>() / us.len() as f64;
+    let pct = |p: f64| us[((us.len() as f64 - 1.0) * p).round() as usize];
+    println!(
+        "{name:<60} n={:<5} mean {mean:>8.1} µs  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>8.1} µs",
+        us.len(),
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
+    );
+}
+
+fn frames(name: &str, app: &App, w: u16, h: u16, n: usize) {
+    let mut term = OffscreenTerminal::new(w, h).expect("offscreen terminal");
+    // Warm up: the first frame allocates the buffers.
+    for _ in 0..5 {
+        term.draw(app).expect("draw");
+    }
+    measure(name, n, || term.draw(app).expect("draw"));
+}
+
+fn main() {
+    let built = Instant::now();
+    let mut run = SimRun::new(Scenario::Mixed, 8);
+    run.advance(600.0);
+    println!(
+        "8 simulated GPUs, 10 min of history ({} ticks each) built in {:.1} s",
+        run.snapshot().gpus[0].history.ticks.len(),
+        built.elapsed().as_secs_f64()
+    );
+    for window in [60.0, 600.0] {
+        let app = App::new(run.snapshot(), window, 600.0, true);
+        frames(
+            &format!("frame 200x60, 8 GPUs, window {window:.0} s"),
+            &app,
+            200,
+            60,
+            1000,
+        );
+    }
+    let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
+    app.apply(gpulse::tui::Action::ToggleExpand);
+    frames("frame 200x60, 8 GPUs, rows only", &app, 200, 60, 1000);
+    let app = App::new(run.snapshot(), 60.0, 600.0, true);
+    frames("frame 80x24, 8 GPUs, window 60 s", &app, 80, 24, 1000);
+
+    // A new snapshot to a drawn frame, one GPU at 80x24: the engine builds the snapshot, the
+    // app takes it, the frame is drawn (what happens on every tick).
+    let mut one = SimRun::new(Scenario::Starving, 1);
+    one.advance(600.0);
+    let mut app = App::new(one.snapshot(), 60.0, 600.0, true);
+    let mut term = OffscreenTerminal::new(80, 24).expect("offscreen terminal");
+    // Sampling the simulator is not part of it: each run advances first, then measures.
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
+    for _ in 0..1000 {
+        one.advance(0.25);
+        let c = thread_cpu_us();
+        let t = Instant::now();
+        let snap = one.snapshot();
+        app.on_snapshot(snap);
+        term.draw(&app).expect("draw");
+        wall.push(t.elapsed().as_secs_f64() * 1e6);
+        cpu.push(thread_cpu_us() - c);
+    }
+    stats("snapshot -> frame, 1 GPU, 80x24, window 60 s [wall]", wall);
+    stats("snapshot -> frame, 1 GPU, 80x24, window 60 s [cpu]", cpu);
+}

@@ -1,0 +1,262 @@
+//! UI state only: which GPU is selected, what is expanded, paused or zoomed, which overlay is open.
+//! The data itself lives in the engine's snapshots; the app only chooses which one to show.
+
+use std::sync::Arc;
+
+use crate::engine::Snapshot;
+use crate::model::UnixTime;
+
+use super::action::Action;
+
+/// Chart windows the zoom keys step through (seconds), cut at the retention.
+pub const ZOOM_STEPS: [f64; 9] = [
+    10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
+];
+
+/// Where the keys go. More front-end modes (replay controls, a process table with its own keys)
+/// add variants here and in [`super::action::map_key`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Focus {
+    /// ↑↓ move between GPUs.
+    #[default]
+    Gpus,
+}
+
+/// A window drawn over the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+}
+
+/// The dashboard's UI state.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// Position of the selected GPU in the snapshot's GPU list.
+    pub selected: usize,
+    /// Whether the selected GPU's full panel is shown (false: one row per GPU only).
+    pub expanded: bool,
+    /// Chart window, seconds.
+    pub window_s: f64,
+    /// The longest window (the history kept).
+    pub retention_s: f64,
+    pub overlay: Option<Overlay>,
+    pub focus: Focus,
+    /// Draw with colours (false: modifiers only).
+    pub color: bool,
+    /// Draw the tracing events in the log panel (false in screen tests, whose output must not
+    /// depend on what else logged).
+    pub live_log: bool,
+    /// Wall-clock time of this frame, for the ages of stale readings.
+    pub now: UnixTime,
+    /// Set once the user asked to quit.
+    pub quit: bool,
+    latest: Arc<Snapshot>,
+    /// The snapshot held on screen while paused (sampling goes on into `latest`).
+    frozen: Option<Arc<Snapshot>>,
+}
+
+impl App {
+    pub fn new(first: Arc<Snapshot>, window_s: f64, retention_s: f64, color: bool) -> Self {
+        let retention_s = retention_s.max(1.0);
+        App {
+            selected: 0,
+            expanded: true,
+            window_s: window_s.clamp(1.0, retention_s),
+            retention_s,
+            overlay: None,
+            focus: Focus::Gpus,
+            color,
+            live_log: true,
+            now: first.t,
+            quit: false,
+            latest: first,
+            frozen: None,
+        }
+    }
+
+    /// A new snapshot from the engine. Returns whether the screen changes (not while paused).
+    pub fn on_snapshot(&mut self, snapshot: Arc<Snapshot>) -> bool {
+        self.latest = snapshot;
+        if self.now < self.latest.t {
+            self.now = self.latest.t;
+        }
+        self.clamp_selection();
+        self.frozen.is_none()
+    }
+
+    /// The snapshot to draw: the frozen one while paused, else the newest.
+    pub fn displayed(&self) -> &Arc<Snapshot> {
+        self.frozen.as_ref().unwrap_or(&self.latest)
+    }
+
+    /// The newest snapshot, whether or not it is shown.
+    pub fn latest(&self) -> &Arc<Snapshot> {
+        &self.latest
+    }
+
+    /// The time ages are measured at: the wall clock, or the frozen snapshot's time while paused.
+    pub fn display_now(&self) -> UnixTime {
+        match &self.frozen {
+            Some(s) => s.t,
+            None => self.now,
+        }
+    }
+
+    pub fn paused(&self) -> bool {
+        self.frozen.is_some()
+    }
+
+    fn gpu_count(&self) -> usize {
+        self.displayed().gpus.len()
+    }
+
+    fn clamp_selection(&mut self) {
+        let n = self.gpu_count();
+        if n == 0 {
+            self.selected = 0;
+        } else if self.selected >= n {
+            self.selected = n - 1;
+        }
+    }
+
+    /// Apply one user action.
+    pub fn apply(&mut self, action: Action) {
+        match action {
+            Action::Quit => self.quit = true,
+            Action::ToggleHelp => {
+                self.overlay = match self.overlay {
+                    Some(Overlay::Help) => None,
+                    None => Some(Overlay::Help),
+                }
+            }
+            Action::CloseOverlay => self.overlay = None,
+            Action::SelectNext => {
+                let n = self.gpu_count();
+                if n > 0 {
+                    self.selected = (self.selected + 1) % n;
+                }
+            }
+            Action::SelectPrev => {
+                let n = self.gpu_count();
+                if n > 0 {
+                    self.selected = (self.selected + n - 1) % n;
+                }
+            }
+            Action::ToggleExpand => self.expanded = !self.expanded,
+            Action::TogglePause => {
+                self.frozen = match self.frozen {
+                    Some(_) => None,
+                    None => Some(self.latest.clone()),
+                };
+                self.clamp_selection();
+            }
+            Action::ZoomIn => self.window_s = zoom_in(self.window_s),
+            Action::ZoomOut => self.window_s = zoom_out(self.window_s, self.retention_s),
+        }
+    }
+}
+
+/// The next shorter window (at most the shortest step).
+fn zoom_in(w: f64) -> f64 {
+    ZOOM_STEPS
+        .iter()
+        .rev()
+        .copied()
+        .find(|&s| s < w - 1e-9)
+        .unwrap_or(w.min(ZOOM_STEPS[0]))
+}
+
+/// The next longer window, up to the retention.
+fn zoom_out(w: f64, retention: f64) -> f64 {
+    ZOOM_STEPS
+        .iter()
+        .copied()
+        .find(|&s| s > w + 1e-9 && s <= retention + 1e-9)
+        .unwrap_or(retention.max(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::sim::Scenario;
+    use crate::tui::fixture::SimRun;
+
+    #[test]
+    fn selection_wraps_both_ways() {
+        let run = SimRun::new(Scenario::Mixed, 3);
+        let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
+        assert_eq!(app.selected, 0);
+        app.apply(Action::SelectPrev);
+        assert_eq!(app.selected, 2);
+        app.apply(Action::SelectNext);
+        assert_eq!(app.selected, 0);
+        for _ in 0..4 {
+            app.apply(Action::SelectNext);
+        }
+        assert_eq!(app.selected, 1);
+    }
+
+    #[test]
+    fn zoom_is_bounded_by_the_shortest_step_and_the_retention() {
+        let run = SimRun::new(Scenario::Healthy, 1);
+        let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
+        for _ in 0..20 {
+            app.apply(Action::ZoomIn);
+        }
+        assert_eq!(app.window_s, ZOOM_STEPS[0]);
+        let mut seen = vec![app.window_s];
+        for _ in 0..20 {
+            app.apply(Action::ZoomOut);
+            seen.push(app.window_s);
+        }
+        assert_eq!(app.window_s, 600.0);
+        assert!(seen.windows(2).all(|w| w[1] >= w[0]));
+        // A window asked for beyond the retention is cut to it.
+        let app = App::new(run.snapshot(), 3600.0, 600.0, true);
+        assert_eq!(app.window_s, 600.0);
+    }
+
+    #[test]
+    fn pause_freezes_the_displayed_snapshot_while_new_ones_arrive() {
+        let mut run = SimRun::new(Scenario::Starving, 1);
+        run.advance(5.0);
+        let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
+        assert!(app.on_snapshot(run.snapshot()));
+        app.apply(Action::TogglePause);
+        let frozen_seq = app.displayed().seq;
+        run.advance(2.0);
+        assert!(!app.on_snapshot(run.snapshot()), "no redraw while paused");
+        assert_eq!(app.displayed().seq, frozen_seq);
+        assert_eq!(app.latest().seq, frozen_seq + 8, "sampling went on");
+        assert_eq!(app.display_now(), app.displayed().t);
+        app.apply(Action::TogglePause);
+        assert_eq!(app.displayed().seq, frozen_seq + 8);
+    }
+
+    #[test]
+    fn help_toggles_and_escape_closes() {
+        let run = SimRun::new(Scenario::Healthy, 1);
+        let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
+        app.apply(Action::ToggleHelp);
+        assert_eq!(app.overlay, Some(Overlay::Help));
+        app.apply(Action::CloseOverlay);
+        assert_eq!(app.overlay, None);
+        app.apply(Action::ToggleExpand);
+        assert!(!app.expanded);
+        app.apply(Action::Quit);
+        assert!(app.quit);
+    }
+
+    #[test]
+    fn zoom_steps_stay_within_bounds() {
+        assert_eq!(zoom_in(60.0), 30.0);
+        assert_eq!(zoom_in(10.0), 10.0);
+        assert_eq!(zoom_in(45.0), 30.0);
+        assert_eq!(zoom_in(5.0), 5.0);
+        assert_eq!(zoom_out(60.0, 600.0), 120.0);
+        assert_eq!(zoom_out(600.0, 600.0), 600.0);
+        // A retention between steps is itself the last step.
+        assert_eq!(zoom_out(300.0, 450.0), 450.0);
+        assert_eq!(zoom_out(450.0, 450.0), 450.0);
+    }
+}

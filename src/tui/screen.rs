@@ -1,0 +1,192 @@
+//! The whole screen, laid out for the terminal's size and the number of GPUs.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+use crate::engine::Snapshot;
+
+use super::app::{App, Overlay};
+use super::theme::Theme;
+use super::widgets::findings::DetectorPanel;
+use super::widgets::gpu_list::GpuList;
+use super::widgets::gpu_panel::GpuPanel;
+use super::widgets::header::Header;
+use super::widgets::help::HelpOverlay;
+use super::widgets::log::LogPanel;
+use super::widgets::processes::ProcessTable;
+
+/// Below this size the screen only says that it is too small.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 16;
+
+/// Rows the expanded panel needs at least: six one-row charts and its border.
+const PANEL_MIN: u16 = 8;
+/// Rows of the detector and event panels at least.
+const BOTTOM_MIN: u16 = 5;
+
+/// Draw the dashboard into `buf` (the whole terminal).
+///
+/// ```text
+/// gpulse │ host │ driver │ CUDA │ backend every 250 ms │ window 60 s         ● LIVE 12:00:00
+/// ┌ 8 GPUs ───────────────────────────────────────────────────────────────────────────┐
+/// │▶ 0 H200  ▂▅█▇▆▅▃▁ 97% ███··· 81/140G 612/700W 55°C healthy     (more than 1 GPU,│
+/// │  1 H200  ▁▁▁▁▁▁▁▁  0% ······  0/140G  80/700W 34°C idle          or collapsed)  │
+/// └───────────────────────────────────────────────────────────────────────────────────┘
+/// ┌ GPU 0 · NVIDIA H200 · 00000000:18:00.0 ──────────────────────── healthy ┐  (Enter
+/// │util        97%  ▅▇█▇█▆▇█▇█▇█▇▆█  │ temp      55 °C                     │ hides it)
+/// │                 ^ ^              │ SM clock  1980/1980 MHz             │
+/// │mem GiB  81/140  ▅▅▅▅▅▅▅▅▅▅▅▅▅▅▅  │ PCIe link gen5 x16 of gen5 x16      │
+/// │PCIe rx / tx, power, SM active: one chart each, sharing the rows         │
+/// └─────────────────────────────────────────────────────────────────────────┘
+/// ┌ Processes · GPU 0 ──────────────────────────────────────────────────────┐
+/// │PID     USER   GPU MEM   SM   CPU  COMMAND                               │
+/// └─────────────────────────────────────────────────────────────────────────┘
+/// ┌ Detector ──────────────────────────┐┌ Events ───────────────────────────┐
+/// │verdict 0 healthy · 1 idle          ││12:00:01 W GPU 1 input starvation  │
+/// └────────────────────────────────────┘└───────────────────────────────────┘
+///  q quit  ? help  ↑↓ select  Enter expand  p pause  +/- zoom
+/// ```
+///
+/// Rows go first to the header and footer, then the GPU list, then the selected GPU's panel, then
+/// processes, detector and events as space allows. Below [`MIN_WIDTH`]×[`MIN_HEIGHT`] it only
+/// says so.
+pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
+    let theme = Theme::new(app.color);
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        render_too_small(area, buf, theme);
+        return;
+    }
+    let [header, body, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    (&Header {
+        snapshot,
+        theme,
+        paused: app.paused(),
+        window_s: app.window_s,
+        now: app.display_now(),
+    })
+        .render(header, buf);
+    render_footer(footer, buf, theme);
+
+    let n = snapshot.gpus.len() as u16;
+    let selected = app.selected.min(snapshot.gpus.len().saturating_sub(1));
+    let show_list = n > 1 || !app.expanded;
+    let show_panel = app.expanded && n > 0;
+    let mut rest = body;
+    if show_list {
+        let want = n + 2;
+        let cap = if show_panel {
+            body.height / 2
+        } else {
+            body.height.saturating_sub(BOTTOM_MIN + 4)
+        };
+        let h = want.min(cap.max(3)).min(rest.height);
+        let [list, below] =
+            Layout::vertical([Constraint::Length(h), Constraint::Fill(1)]).areas(rest);
+        (&GpuList {
+            snapshot,
+            theme,
+            selected,
+            now: app.display_now(),
+            window_s: app.window_s,
+        })
+            .render(list, buf);
+        rest = below;
+    }
+    let Some(gpu) = snapshot.gpus.get(selected) else {
+        return;
+    };
+    let procs_h = (gpu.processes.len().clamp(1, 4) as u16) + 3;
+    let bottom_h = (rest.height / 4).clamp(BOTTOM_MIN, 12);
+    let panel_h = if !show_panel {
+        0
+    } else if rest.height >= PANEL_MIN + procs_h + bottom_h {
+        rest.height - procs_h - bottom_h
+    } else if rest.height >= PANEL_MIN + BOTTOM_MIN {
+        rest.height - BOTTOM_MIN
+    } else {
+        rest.height
+    };
+    let [panel, lower] =
+        Layout::vertical([Constraint::Length(panel_h), Constraint::Fill(1)]).areas(rest);
+    if show_panel {
+        (&GpuPanel {
+            gpu,
+            theme,
+            t: snapshot.t,
+            now: app.display_now(),
+            interval_s: snapshot.stats.interval_s,
+            window_s: app.window_s,
+            selected: true,
+        })
+            .render(panel, buf);
+    }
+    let procs = ProcessTable { gpu, theme };
+    let detector = DetectorPanel {
+        snapshot,
+        theme,
+        selected,
+    };
+    let log = LogPanel {
+        theme,
+        live: app.live_log,
+    };
+    if lower.height >= procs_h + BOTTOM_MIN {
+        let [p, b] =
+            Layout::vertical([Constraint::Length(procs_h), Constraint::Fill(1)]).areas(lower);
+        (&procs).render(p, buf);
+        let [d, l] = Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(b);
+        (&detector).render(d, buf);
+        (&log).render(l, buf);
+    } else if lower.height >= 3 {
+        let [p, d] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)]).areas(lower);
+        (&procs).render(p, buf);
+        (&detector).render(d, buf);
+    }
+    if app.overlay == Some(Overlay::Help) {
+        (&HelpOverlay { theme }).render(area, buf);
+    }
+}
+
+fn render_footer(area: Rect, buf: &mut Buffer, theme: Theme) {
+    let keys = [
+        ("q", "quit"),
+        ("?", "help"),
+        ("↑↓", "select"),
+        ("Enter", "expand"),
+        ("p", "pause"),
+        ("+/-", "zoom"),
+    ];
+    let mut spans = Vec::new();
+    for (k, what) in keys {
+        spans.push(Span::styled(format!(" {k}"), theme.key()));
+        spans.push(Span::styled(format!(" {what} "), theme.dim()));
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+fn render_too_small(area: Rect, buf: &mut Buffer, theme: Theme) {
+    let msg = format!(
+        "terminal too small (need {MIN_WIDTH}×{MIN_HEIGHT}, have {}×{})",
+        area.width, area.height
+    );
+    let width = msg.chars().count() as u16;
+    let lines = if area.width == 0 {
+        0
+    } else {
+        width.div_ceil(area.width)
+    };
+    let y = area.y + area.height.saturating_sub(lines) / 2;
+    let h = area.bottom().saturating_sub(y);
+    Paragraph::new(Line::styled(msg, theme.warn()))
+        .wrap(Wrap { trim: true })
+        .centered()
+        .render(Rect::new(area.x, y, area.width, h), buf);
+}

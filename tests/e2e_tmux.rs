@@ -1,0 +1,285 @@
+//! The real binary in a real terminal: `gpulse demo` inside a detached tmux session, driven with
+//! send-keys and read back with capture-pane. Needs tmux (`.ci/run` installs it).
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gpulse");
+const SPARK_GLYPHS: &[char] = &['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// A tmux server on its own socket, killed when dropped (also when a test fails).
+struct Tmux {
+    socket: String,
+    _home: tempfile::TempDir,
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+impl Tmux {
+    /// Start `gpulse <args>` in a `w`×`h` window with `env` set. The pane stays after the
+    /// program exits, so its exit status and screen can be read.
+    fn start(w: u16, h: u16, env: &str, args: &str) -> Tmux {
+        let socket = format!(
+            "gpulse-e2e-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let home = tempfile::tempdir().expect("tempdir");
+        let tmux = Tmux {
+            socket,
+            _home: home,
+        };
+        // No config file from the machine running the tests.
+        let cmd = format!(
+            "exec env XDG_CONFIG_HOME={} TERM=xterm-256color {env} {BIN} {args}",
+            tmux._home.path().display()
+        );
+        tmux.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            &w.to_string(),
+            "-y",
+            &h.to_string(),
+            ";",
+            "set-option",
+            "-g",
+            "remain-on-exit",
+            "on",
+            ";",
+            "respawn-pane",
+            "-k",
+            "-t",
+            "e2e",
+            &cmd,
+        ]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux must be installed (.ci/run installs it)");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn capture(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "e2e"])
+    }
+
+    fn capture_with_escapes(&self) -> String {
+        self.run(&["capture-pane", "-p", "-e", "-t", "e2e"])
+    }
+
+    fn format(&self, f: &str) -> String {
+        self.run(&["display-message", "-p", "-t", "e2e", f])
+            .trim()
+            .to_string()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+
+    /// Poll the screen until `pred` holds; the screen at that moment.
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.capture();
+            if pred(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Wait for the program to exit; its exit status.
+    fn wait_exit(&self) -> i32 {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.format("#{pane_dead}") != "1" {
+            assert!(
+                Instant::now() < deadline,
+                "still running:\n{}",
+                self.capture()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.format("#{pane_dead_status}")
+            .parse()
+            .expect("an exit status")
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+#[test]
+fn demo_shows_panels_and_help_then_q_leaves_the_alternate_screen() {
+    let started = Instant::now();
+    let t = Tmux::start(120, 40, "", "demo --seed 1");
+    let first = t.wait_for("the first frame", |s| s.contains("gpulse │"));
+    let first_frame = started.elapsed();
+    eprintln!(
+        "start to first frame (tmux launch included): {:.0} ms",
+        first_frame.as_secs_f64() * 1000.0
+    );
+    assert!(first.contains("4 GPUs"), "{first}");
+    let s = t.wait_for("GPU panels with sparklines", |s| {
+        s.contains("GPU 0 · NVIDIA H200 (simulated)")
+            && s.contains("● LIVE")
+            && s.chars().filter(|c| SPARK_GLYPHS.contains(c)).count() > 20
+    });
+    assert!(s.contains("Processes · GPU 0"), "{s}");
+    // tracing events reach the event panel, with their time.
+    let s = t.wait_for("the start event in the log panel", |s| {
+        s.contains("watching 4 GPU(s) on sim every 250 ms")
+    });
+    let line = s
+        .lines()
+        .find(|l| l.contains("watching 4 GPU(s)"))
+        .expect("event line");
+    let event = line
+        .split('│')
+        .find(|seg| seg.contains("watching"))
+        .expect("the event panel's part of the line");
+    let time: Vec<&str> = event
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .split(':')
+        .collect();
+    assert!(
+        time.len() == 3 && time.iter().all(|p| p.len() == 2 && p.parse::<u8>().is_ok()),
+        "a HH:MM:SS time before the event: {event}"
+    );
+    assert_eq!(
+        t.format("#{alternate_on}"),
+        "1",
+        "runs on the alternate screen"
+    );
+
+    t.keys(&["?"]);
+    let help = t.wait_for("the help overlay", |s| s.contains("Keys (Esc closes)"));
+    assert!(help.contains("pause the display"), "{help}");
+    t.keys(&["Escape"]);
+    t.wait_for("the help to close", |s| !s.contains("Keys (Esc closes)"));
+
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), 0);
+    assert_eq!(t.format("#{alternate_on}"), "0", "alternate screen left");
+    let after = t.capture();
+    assert!(
+        !after.contains("GPU 0 ·"),
+        "dashboard still on screen:\n{after}"
+    );
+}
+
+#[test]
+fn a_tiny_window_says_too_small_and_keeps_running() {
+    let t = Tmux::start(10, 5, "", "demo --seed 1");
+    let s = t.wait_for("the too-small message", |s| {
+        let joined: String = s.split_whitespace().collect();
+        joined.contains("terminaltoosmall")
+    });
+    assert!(!s.contains("panicked"), "{s}");
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(
+        t.format("#{pane_dead}"),
+        "0",
+        "still running after new snapshots"
+    );
+    // Growing the window brings the dashboard.
+    t.run(&["resize-window", "-t", "e2e", "-x", "100", "-y", "30"]);
+    t.wait_for("the dashboard after resize", |s| s.contains("GPU 0 ·"));
+    t.keys(&["C-c"]);
+    assert_eq!(t.wait_exit(), 0);
+    assert_eq!(t.format("#{alternate_on}"), "0");
+}
+
+/// SGR parameters that set a colour (foreground, background, bright, 256 and RGB).
+fn colour_escapes(screen: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = screen;
+    while let Some(i) = rest.find("\x1b[") {
+        rest = &rest[i + 2..];
+        let Some(end) = rest.find(|c: char| c.is_ascii_alphabetic()) else {
+            break;
+        };
+        let (params, tail) = rest.split_at(end);
+        if tail.starts_with('m') {
+            let colour = params.split(';').any(|p| {
+                matches!(
+                    p.parse::<u32>(),
+                    Ok(30..=38 | 40..=48 | 90..=97 | 100..=107)
+                )
+            });
+            if colour {
+                found.push(params.to_string());
+            }
+        }
+        rest = tail;
+    }
+    found
+}
+
+#[test]
+fn no_color_draws_without_colour_escapes() {
+    let plain = Tmux::start(120, 40, "NO_COLOR=1", "demo --seed 1");
+    plain.wait_for("the dashboard", |s| {
+        s.contains("GPU 0 ·") && s.contains("● LIVE")
+    });
+    let escaped = plain.capture_with_escapes();
+    assert!(escaped.contains("\x1b["), "capture shows attributes");
+    assert_eq!(colour_escapes(&escaped), Vec::<String>::new());
+    plain.keys(&["q"]);
+    assert_eq!(plain.wait_exit(), 0);
+
+    // The same check finds colour when colour is on.
+    let coloured = Tmux::start(120, 40, "", "--color always demo --seed 1");
+    coloured.wait_for("the dashboard", |s| {
+        s.contains("GPU 0 ·") && s.contains("● LIVE")
+    });
+    assert!(!colour_escapes(&coloured.capture_with_escapes()).is_empty());
+    coloured.keys(&["q"]);
+    assert_eq!(coloured.wait_exit(), 0);
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let t = Tmux::start(100, 30, "", "demo --seed 1");
+    t.wait_for("the dashboard", |s| s.contains("GPU 0 ·"));
+    let pid = t.format("#{pane_pid}");
+    let status = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    assert_eq!(t.wait_exit(), 0);
+    assert_eq!(t.format("#{alternate_on}"), "0", "alternate screen left");
+}

@@ -1,0 +1,288 @@
+//! Whole screens from simulated GPUs through the real engine on a virtual clock, rendered into
+//! ratatui's `TestBackend` and compared with accepted snapshots (tests/snapshots).
+
+use std::sync::Arc;
+
+use gpulse::backend::sim::Scenario;
+use gpulse::engine::Snapshot;
+use gpulse::model::{Evidence, Finding, FindingKind, GpuReading, GpuStatus, Severity};
+use gpulse::tui::fixture::SimRun;
+use gpulse::tui::{render, Action, App};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::Terminal;
+
+fn sim(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
+    let mut run = SimRun::new(scenario, gpus);
+    run.advance(seconds);
+    run
+}
+
+fn app_for(snapshot: Arc<Snapshot>, color: bool) -> App {
+    let mut app = App::new(snapshot, 60.0, 600.0, color);
+    app.live_log = false;
+    app
+}
+
+fn draw(app: &App, w: u16, h: u16) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+    terminal
+        .draw(|f| {
+            let area = f.area();
+            render(area, f.buffer_mut(), app, app.displayed());
+        })
+        .expect("draw");
+    terminal.backend().buffer().clone()
+}
+
+fn text(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    let mut out = String::new();
+    for (i, cell) in buf.content.iter().enumerate() {
+        out.push_str(cell.symbol());
+        if (i + 1) % w == 0 {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    text(&draw(app, w, h))
+}
+
+const SPARK_GLYPHS: &[char] = &['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+#[test]
+fn one_gpu_at_three_sizes() {
+    let run = sim(Scenario::Starving, 1, 90.0);
+    let app = app_for(run.snapshot(), true);
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let s = screen(&app, w, h);
+        assert!(
+            s.contains("GPU 0 · NVIDIA H200 (simulated) · 00000000:18:00.0"),
+            "{s}"
+        );
+        assert!(s.contains("testhost"), "{s}");
+        assert!(s.chars().any(|c| SPARK_GLYPHS.contains(&c)), "{s}");
+        assert!(s.contains("python train.py --job starving"), "{s}");
+        insta::assert_snapshot!(format!("one_gpu_{w}x{h}"), s);
+    }
+}
+
+#[test]
+fn eight_gpus_at_three_sizes() {
+    let run = sim(Scenario::Mixed, 8, 90.0);
+    let app = app_for(run.snapshot(), true);
+    for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+        let s = screen(&app, w, h);
+        // One compact row per GPU, the selected one marked.
+        for i in 0..8 {
+            assert!(
+                s.lines().any(|l| l.contains(&format!(" {i} H200"))),
+                "row of GPU {i} at {w}x{h}:\n{s}"
+            );
+        }
+        assert!(s.contains("▶  0 H200"), "{s}");
+        insta::assert_snapshot!(format!("eight_gpus_{w}x{h}"), s);
+    }
+}
+
+#[test]
+fn selection_moves_the_expanded_panel() {
+    let run = sim(Scenario::Mixed, 8, 30.0);
+    let mut app = app_for(run.snapshot(), true);
+    app.apply(Action::SelectNext);
+    app.apply(Action::SelectNext);
+    let s = screen(&app, 120, 40);
+    assert!(s.contains("▶  2 H200"), "{s}");
+    assert!(s.contains("GPU 2 · NVIDIA H200"), "{s}");
+    assert!(s.contains("Processes · GPU 2"), "{s}");
+    // Collapsing leaves only the rows.
+    app.apply(Action::ToggleExpand);
+    let s = screen(&app, 120, 40);
+    assert!(!s.contains("GPU 2 · NVIDIA H200"), "{s}");
+    assert!(s.contains("▶  2 H200"), "{s}");
+}
+
+#[test]
+fn help_overlay_lists_every_key() {
+    let run = sim(Scenario::Healthy, 2, 20.0);
+    let mut app = app_for(run.snapshot(), true);
+    app.apply(Action::ToggleHelp);
+    let s = screen(&app, 120, 40);
+    for (keys, what) in gpulse::tui::action::BINDINGS {
+        assert!(s.contains(keys) && s.contains(what), "{keys} {what}\n{s}");
+    }
+    insta::assert_snapshot!("help_120x40", s);
+    app.apply(Action::CloseOverlay);
+    assert!(!screen(&app, 120, 40).contains("Keys (Esc closes)"));
+}
+
+#[test]
+fn too_small_says_so_and_never_panics() {
+    let run = sim(Scenario::Mixed, 8, 10.0);
+    let app = app_for(run.snapshot(), true);
+    let s = screen(&app, 59, 16);
+    assert!(s.contains("terminal too small (need 60×16"), "{s}");
+    insta::assert_snapshot!("too_small_59x16", s);
+    let s = screen(&app, 60, 16);
+    assert!(!s.contains("too small"), "{s}");
+    // Every size from 1×1 up, with 1 and 8 GPUs, help open or not, draws without panicking.
+    let one = sim(Scenario::Checkpoint, 1, 10.0);
+    for snap in [run.snapshot(), one.snapshot()] {
+        for help in [false, true] {
+            let mut app = app_for(snap.clone(), false);
+            if help {
+                app.apply(Action::ToggleHelp);
+            }
+            for w in (1..=130).step_by(7).chain([10, 59, 60, 61, 80]) {
+                for h in (1..=45).step_by(4).chain([5, 15, 16, 17, 24]) {
+                    let s = screen(&app, w, h);
+                    assert_eq!(s.lines().count(), h as usize);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn monochrome_uses_no_colour_at_all() {
+    let run = sim(Scenario::Mixed, 4, 60.0);
+    let app = app_for(run.snapshot(), false);
+    let buf = draw(&app, 120, 40);
+    for cell in buf.content.iter() {
+        assert_eq!(cell.fg, ratatui::style::Color::Reset, "{cell:?}");
+        assert_eq!(cell.bg, ratatui::style::Color::Reset, "{cell:?}");
+    }
+    // The selection still shows, by reversing.
+    assert!(buf
+        .content
+        .iter()
+        .any(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED)));
+    insta::assert_snapshot!("monochrome_120x40", text(&buf));
+    // And the coloured screen does use colour.
+    let coloured = draw(&app_for(run.snapshot(), true), 120, 40);
+    assert!(coloured
+        .content
+        .iter()
+        .any(|c| c.fg != ratatui::style::Color::Reset));
+}
+
+fn finding(kind: FindingKind, gpu: u32, start: f64) -> Finding {
+    Finding {
+        kind,
+        severity: Severity::Warn,
+        gpu,
+        start,
+        end: None,
+        detected_at: start + 10.0,
+        evidence: Evidence::default(),
+        summary: "idle ~1.1 s every 1.7 s, 64% of time lost".to_string(),
+        advice: "raise DataLoader num_workers".to_string(),
+    }
+}
+
+#[test]
+fn findings_are_listed_and_their_dips_marked() {
+    let run = sim(Scenario::Starving, 1, 60.0);
+    let mut snap: Snapshot = (*run.snapshot()).clone();
+    let start = snap.t - 30.0;
+    snap.gpus[0].verdict = FindingKind::InputStarvation;
+    snap.gpus[0]
+        .findings
+        .push(finding(FindingKind::InputStarvation, 0, start));
+    let app = app_for(Arc::new(snap), true);
+    let s = screen(&app, 120, 40);
+    assert!(
+        s.contains("input starvation (warn) idle ~1.1 s every 1.7 s"),
+        "{s}"
+    );
+    assert!(s.contains("→ raise DataLoader num_workers"), "{s}");
+    assert!(s.contains("verdict 0 input starvation"), "{s}");
+    // The marker row sits under the util chart, only in the finding's half of the window.
+    let lines: Vec<&str> = s.lines().collect();
+    let marker = lines
+        .iter()
+        .find(|l| l.contains('^') && !l.contains("util"))
+        .expect("a marker row");
+    let first = marker.find('^').expect("a mark");
+    let chart_left = lines
+        .iter()
+        .find(|l| l.contains("util "))
+        .and_then(|l| l.find("util"))
+        .expect("util label")
+        + 19;
+    let chart_cols = 120 * 3 / 5 - 2;
+    assert!(
+        first >= chart_left + chart_cols / 2 - 2,
+        "marks start in the second half: {marker}"
+    );
+    insta::assert_snapshot!("findings_120x40", s);
+}
+
+#[test]
+fn stale_and_lost_gpus_say_so_with_their_age() {
+    let mut run = sim(Scenario::Healthy, 2, 20.0);
+    for _ in 0..16 {
+        run.ingest_tick(|t, mut gpus| {
+            gpus[0] = GpuReading::empty(0, GpuStatus::Stale { since: t - 0.25 });
+            gpus[1] = GpuReading::empty(
+                1,
+                GpuStatus::Lost {
+                    reason: "fell off the bus".into(),
+                },
+            );
+            gpus
+        });
+    }
+    let app = app_for(run.snapshot(), true);
+    let s = screen(&app, 120, 40);
+    assert!(s.contains("stale 4.0 s"), "{s}");
+    assert!(s.contains("LOST"), "{s}");
+    // The failed ticks are gaps in the chart, drawn as shade, not as zero.
+    assert!(s.contains('░'), "{s}");
+    let mut app = app;
+    app.apply(Action::SelectNext);
+    let s = screen(&app, 120, 40);
+    assert!(s.contains("LOST: fell off the bus"), "{s}");
+}
+
+#[test]
+fn before_the_first_sample_the_screen_says_it_is_waiting() {
+    let run = SimRun::new(Scenario::Mixed, 4);
+    let app = app_for(run.snapshot(), true);
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("waiting for first sample"), "{s}");
+    assert!(s.contains("waiting for first reading"), "{s}");
+    // No reading is not a zero reading.
+    assert!(!s.contains(" 0%"), "{s}");
+}
+
+#[test]
+fn pause_freezes_the_screen_while_sampling_goes_on() {
+    let mut run = sim(Scenario::Starving, 1, 20.0);
+    let mut app = app_for(run.snapshot(), true);
+    app.apply(Action::TogglePause);
+    let frozen = screen(&app, 120, 40);
+    assert!(frozen.contains("PAUSED"), "{frozen}");
+    run.advance(5.0);
+    assert!(!app.on_snapshot(run.snapshot()), "no redraw while paused");
+    assert_eq!(screen(&app, 120, 40), frozen);
+    app.apply(Action::TogglePause);
+    let resumed = screen(&app, 120, 40);
+    assert!(resumed.contains("LIVE"), "{resumed}");
+    assert_ne!(resumed, frozen);
+}
+
+#[test]
+fn zoom_changes_the_window_in_the_header() {
+    let run = sim(Scenario::Healthy, 1, 30.0);
+    let mut app = app_for(run.snapshot(), true);
+    app.apply(Action::ZoomIn);
+    assert!(screen(&app, 120, 40).contains("window 30 s"));
+    for _ in 0..10 {
+        app.apply(Action::ZoomOut);
+    }
+    assert!(screen(&app, 120, 40).contains("window 10 min"));
+}
