@@ -81,6 +81,8 @@ pub enum Command {
     Output(crate::output::cli::OutputCommand),
     /// Every GPU a Prometheus server knows (gpulse and dcgm-exporter targets), worst first
     Fleet(FleetArgs),
+    /// Analyse nvidia-smi CSV logs: per GPU the verdict, the findings with their times, statistics
+    Analyze(AnalyzeArgs),
 }
 
 /// Options of `gpulse fleet`.
@@ -109,6 +111,22 @@ pub struct FleetArgs {
     /// Deadline of each request to Prometheus, e.g. `5s`
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub timeout: f64,
+}
+
+/// `gpulse analyze FILE...`
+#[derive(Debug, Args, Clone)]
+pub struct AnalyzeArgs {
+    /// Files to analyse: nvidia-smi CSV logs (`nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv -lms 250`)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Print one JSON document per file instead of text (times as Unix seconds)
+    #[arg(long)]
+    pub json: bool,
+
+    /// Column names of a CSV log written with `noheader`, in query order, e.g. `timestamp,index,utilization.gpu`
+    #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
+    pub fields: Option<Vec<String>>,
 }
 
 /// Parse a duration such as `250ms`, `1.5s`, `2m`, `1h` or a bare number of seconds.

@@ -183,12 +183,14 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
         }
     }
     if let Some(d) = &file.detector {
-        if !(5.0..=3600.0).contains(&d.window_s) {
-            return Err(bad(
-                "detector.window_s",
-                &d.window_s.to_string(),
-                "use 5 to 3600 seconds",
-            ));
+        for (key, value, lo, hi, unit) in d.ranges() {
+            if !(lo..=hi).contains(&value) {
+                return Err(bad(
+                    &format!("detector.{key}"),
+                    &value.to_string(),
+                    &format!("use {lo} to {hi}{unit}"),
+                ));
+            }
         }
     }
     Ok(())
@@ -289,6 +291,21 @@ mod tests {
             e.contains("'interval'") && e.contains("'20ms'") && e.contains("100ms to 10s"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn detector_thresholds_are_checked() {
+        let (_d, p) = write("[detector]\ndip_enter = 0.9\n");
+        let e = load_file(&p).expect_err("out of range").to_string();
+        assert!(
+            e.contains("'detector.dip_enter'") && e.contains("'0.9'"),
+            "{e}"
+        );
+        let (_d, p) = write("[detector]\nwindow_s = 120.0\nmin_cycles = 3\n");
+        let f = load_file(&p).expect("valid");
+        assert_eq!(f.detector.map(|d| d.min_cycles), Some(3));
+        let (_d, p) = write("[detector]\nwindow = 120.0\n");
+        assert!(load_file(&p).is_err());
     }
 
     #[test]

@@ -192,7 +192,7 @@ impl Engine {
                 g.processes.clear();
             }
         }
-        let histories: Vec<GpuHistory> = self.gpus.iter().map(|g| g.history.clone()).collect();
+        let histories: Vec<&GpuHistory> = self.gpus.iter().map(|g| &g.history).collect();
         let events = self.detector.update(sample.t, &histories);
         for ev in &events {
             match ev {

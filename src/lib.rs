@@ -2,6 +2,7 @@
 //!
 //! Data flows one way: backend → sampler → engine (history + detector) → snapshot → front ends.
 
+pub mod analyze;
 pub mod backend;
 pub mod cli;
 pub mod clock;

@@ -56,6 +56,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Fleet(args)) => run_fleet(&args, &settings),
         Some(Command::Output(_)) => Ok(ExitCode::SUCCESS),
+        Some(Command::Analyze(args)) => Ok(gpulse::analyze::run(&args, &settings.engine.detector)),
     }
 }
 

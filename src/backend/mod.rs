@@ -8,6 +8,7 @@
 pub mod nvml;
 pub mod replay;
 pub mod sim;
+pub mod smi_csv;
 
 use std::fmt;
 

@@ -1,25 +1,268 @@
 //! Names why a GPU is not busier, from its history.
+//!
+//! Each tick the detector takes the new driver utilization windows of every GPU into its own short
+//! buffer (cheap). Once per `eval_interval_s` of data time it analyses the last `window_s` of them
+//! ([`signal`]), summarises the recent ticks, and runs the [`rules`]. A candidate becomes a finding
+//! after `raise_after` positive evaluations in a row and ends after `clear_after_s` without one, so
+//! the panel does not flicker.
+
+pub mod rules;
+pub mod signal;
+pub mod synth;
+
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
 use crate::history::GpuHistory;
-use crate::model::{Finding, FindingKind, SystemInfo, UnixTime};
+use crate::model::{throttle, DeviceInfo, Finding, FindingKind, Severity, SystemInfo, UnixTime};
+use rules::{Candidate, TickSummary};
+use signal::SignalParams;
 
-/// Thresholds of the rules (configurable in the config file's `[detector]` table).
+/// Thresholds of the rules (the config file's `[detector]` table).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DetectorConfig {
-    /// Seconds of history each evaluation looks at.
+    /// Seconds of utilization each evaluation looks at (holds ≥ 4 cycles of a 20 s period).
     pub window_s: f64,
-    /// Below this mean utilization (percent) a GPU with no process counts as idle.
+    /// Seconds of ticks the signal rules (SM activity, power, PCIe, memory, throttling) look at.
+    pub rules_window_s: f64,
+    /// Seconds of data time between evaluations.
+    pub eval_interval_s: f64,
+    /// An evaluation needs at least this much data.
+    pub min_span_s: f64,
+    /// Positive evaluations in a row before a finding is raised.
+    pub raise_after: u32,
+    /// Seconds without a positive evaluation before a finding is cleared.
+    pub clear_after_s: f64,
+    /// Below this utilization (percent) a GPU counts as idle.
     pub idle_util: f64,
+    /// At or above this mean utilization (percent) a GPU counts as busy.
+    pub busy_util: f64,
+    /// A dip begins below this share of the busy level.
+    pub dip_enter: f64,
+    /// A dip ends above this share of the busy level.
+    pub dip_leave: f64,
+    /// Dip starts needed before a period is believed.
+    pub min_cycles: usize,
+    /// Autocorrelation at the period needed (0..1).
+    pub acf_min: f64,
+    /// Largest relative difference between the two period estimates.
+    pub period_agree: f64,
+    /// Shortest period reported with a number (seconds); faster stalls are "shorter than 1 s".
+    pub min_period_s: f64,
+    /// Periods at or above this (seconds) are checkpoint/eval pauses, not loader starvation.
+    pub stall_min_period_s: f64,
+    /// Least lost fraction for input starvation.
+    pub starvation_min_lost: f64,
+    /// Least lost fraction for a periodic stall.
+    pub stall_min_lost: f64,
+    /// Lost fraction at which starvation and stalls are severity high.
+    pub high_lost: f64,
+    /// Dips needed in the window for erratic stalls.
+    pub erratic_min_dips: usize,
+    /// Least lost fraction for erratic stalls.
+    pub erratic_min_lost: f64,
+    /// Dips longer than this (seconds, median) are not erratic stalls.
+    pub long_gap_s: f64,
+    /// A plateau below this utilization (percent) is host bound.
+    pub plateau_max_util: f64,
+    /// A plateau's 10th percentile is at least this share of its 90th.
+    pub plateau_flatness: f64,
+    /// Busy but idle: SM activity (percent) below this while utilization is busy.
+    pub busy_but_idle_sm: f64,
+    /// Busy but idle without GPM: power below this share of the limit.
+    pub busy_but_idle_power_share: f64,
+    /// Transfer bound: PCIe receive at least this share of the link's bandwidth.
+    pub transfer_link_share: f64,
+    /// Memory idle: at least this share of memory used while utilization is idle.
+    pub memory_idle_share: f64,
+    /// Memory idle also when SM activity (percent, GPM) is below this, whatever utilization reads.
+    pub memory_idle_sm: f64,
+    /// Memory pressure: at least this share of memory used and rising.
+    pub memory_pressure_share: f64,
+    /// Busy ticks needed before throttling or link rules judge.
+    pub min_busy_ticks: usize,
+    /// Imbalance: per-GPU mean utilizations differing by more than this many points.
+    pub imbalance_points: f64,
 }
 
 impl Default for DetectorConfig {
     fn default() -> Self {
         DetectorConfig {
-            window_s: 60.0,
+            window_s: 90.0,
+            rules_window_s: 20.0,
+            eval_interval_s: 1.0,
+            min_span_s: 5.0,
+            raise_after: 2,
+            clear_after_s: 10.0,
             idle_util: 5.0,
+            busy_util: 90.0,
+            dip_enter: 0.5,
+            dip_leave: 0.8,
+            min_cycles: 4,
+            acf_min: 0.25,
+            period_agree: 0.2,
+            min_period_s: 1.0,
+            stall_min_period_s: 8.0,
+            starvation_min_lost: 0.05,
+            stall_min_lost: 0.05,
+            high_lost: 0.25,
+            erratic_min_dips: 5,
+            erratic_min_lost: 0.1,
+            long_gap_s: 2.0,
+            plateau_max_util: 60.0,
+            plateau_flatness: 0.4,
+            busy_but_idle_sm: 20.0,
+            busy_but_idle_power_share: 0.25,
+            transfer_link_share: 0.05,
+            memory_idle_share: 0.5,
+            memory_idle_sm: 1.0,
+            memory_pressure_share: 0.95,
+            min_busy_ticks: 8,
+            imbalance_points: 10.0,
+        }
+    }
+}
+
+impl DetectorConfig {
+    /// Every threshold with its valid range: `(key, value, lowest, highest, unit)`.
+    pub fn ranges(&self) -> Vec<(&'static str, f64, f64, f64, &'static str)> {
+        vec![
+            ("window_s", self.window_s, 10.0, 3600.0, " seconds"),
+            (
+                "rules_window_s",
+                self.rules_window_s,
+                2.0,
+                600.0,
+                " seconds",
+            ),
+            (
+                "eval_interval_s",
+                self.eval_interval_s,
+                0.1,
+                60.0,
+                " seconds",
+            ),
+            ("min_span_s", self.min_span_s, 1.0, 600.0, " seconds"),
+            ("raise_after", self.raise_after as f64, 1.0, 20.0, ""),
+            ("clear_after_s", self.clear_after_s, 0.0, 3600.0, " seconds"),
+            ("idle_util", self.idle_util, 0.0, 50.0, " percent"),
+            ("busy_util", self.busy_util, 10.0, 100.0, " percent"),
+            (
+                "dip_enter",
+                self.dip_enter,
+                0.05,
+                self.dip_leave.min(0.95),
+                " (a share of the busy level, below dip_leave)",
+            ),
+            (
+                "dip_leave",
+                self.dip_leave,
+                0.1,
+                1.0,
+                " (a share of the busy level)",
+            ),
+            ("min_cycles", self.min_cycles as f64, 3.0, 20.0, ""),
+            ("acf_min", self.acf_min, 0.0, 1.0, ""),
+            ("period_agree", self.period_agree, 0.01, 1.0, ""),
+            ("min_period_s", self.min_period_s, 0.4, 10.0, " seconds"),
+            (
+                "stall_min_period_s",
+                self.stall_min_period_s,
+                1.0,
+                3600.0,
+                " seconds",
+            ),
+            (
+                "starvation_min_lost",
+                self.starvation_min_lost,
+                0.0,
+                1.0,
+                "",
+            ),
+            ("stall_min_lost", self.stall_min_lost, 0.0, 1.0, ""),
+            ("high_lost", self.high_lost, 0.0, 1.0, ""),
+            (
+                "erratic_min_dips",
+                self.erratic_min_dips as f64,
+                2.0,
+                1000.0,
+                "",
+            ),
+            ("erratic_min_lost", self.erratic_min_lost, 0.0, 1.0, ""),
+            ("long_gap_s", self.long_gap_s, 0.2, 600.0, " seconds"),
+            (
+                "plateau_max_util",
+                self.plateau_max_util,
+                1.0,
+                100.0,
+                " percent",
+            ),
+            ("plateau_flatness", self.plateau_flatness, 0.0, 1.0, ""),
+            (
+                "busy_but_idle_sm",
+                self.busy_but_idle_sm,
+                0.0,
+                100.0,
+                " percent",
+            ),
+            (
+                "busy_but_idle_power_share",
+                self.busy_but_idle_power_share,
+                0.0,
+                1.0,
+                "",
+            ),
+            (
+                "transfer_link_share",
+                self.transfer_link_share,
+                0.0,
+                1.0,
+                "",
+            ),
+            ("memory_idle_share", self.memory_idle_share, 0.0, 1.0, ""),
+            (
+                "memory_idle_sm",
+                self.memory_idle_sm,
+                0.0,
+                100.0,
+                " percent",
+            ),
+            (
+                "memory_pressure_share",
+                self.memory_pressure_share,
+                0.5,
+                1.0,
+                "",
+            ),
+            (
+                "min_busy_ticks",
+                self.min_busy_ticks as f64,
+                1.0,
+                10000.0,
+                "",
+            ),
+            (
+                "imbalance_points",
+                self.imbalance_points,
+                1.0,
+                100.0,
+                " points",
+            ),
+        ]
+    }
+
+    fn signal_params(&self) -> SignalParams {
+        SignalParams {
+            dip_enter: self.dip_enter,
+            dip_leave: self.dip_leave,
+            min_cycles: self.min_cycles,
+            acf_min: self.acf_min,
+            period_agree: self.period_agree,
+            active_util: self.idle_util,
+            recent_s: self.rules_window_s,
+            min_period_s: self.min_period_s,
         }
     }
 }
@@ -31,49 +274,269 @@ pub enum FindingEvent {
     Cleared(Finding),
 }
 
+/// Hysteresis state of one kind on one GPU.
+#[derive(Debug, Clone, Default)]
+struct Track {
+    positives: u32,
+    first_start: Option<UnixTime>,
+    last_positive: UnixTime,
+    /// Position in `Detector::active` while raised.
+    raised: bool,
+}
+
+#[derive(Debug, Default)]
+struct GpuState {
+    /// Utilization samples `(t, percent)` of the last `window_s`, oldest first.
+    ts: VecDeque<f64>,
+    us: VecDeque<f32>,
+    last_t: Option<f64>,
+    tracks: BTreeMap<FindingKind, Track>,
+    verdict: Option<FindingKind>,
+    recent_mean: Option<f64>,
+    comparable: bool,
+    holds_memory: bool,
+}
+
+/// Kinds in the order a verdict prefers them when severities tie.
+const PRIORITY: [FindingKind; 12] = [
+    FindingKind::InputStarvation,
+    FindingKind::ErraticStalls,
+    FindingKind::TransferBound,
+    FindingKind::HostBound,
+    FindingKind::BusyButIdle,
+    FindingKind::PeriodicStall,
+    FindingKind::MemoryIdle,
+    FindingKind::Throttled,
+    FindingKind::MemoryPressure,
+    FindingKind::PcieDegraded,
+    FindingKind::SingleGpuBusy,
+    FindingKind::Imbalance,
+];
+
+/// Rank of a kind in [`PRIORITY`] (lower is preferred).
+pub fn priority(kind: FindingKind) -> usize {
+    PRIORITY
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(PRIORITY.len())
+}
+
+/// Most findings kept after they end (oldest dropped first).
+const MAX_ENDED: usize = 100_000;
+
 /// Runs the rules over every GPU's history.
 #[derive(Debug)]
 pub struct Detector {
     config: DetectorConfig,
-    verdicts: Vec<FindingKind>,
+    devices: Vec<DeviceInfo>,
+    gpus: Vec<GpuState>,
     active: Vec<Finding>,
     ended: Vec<Finding>,
+    next_eval: Option<UnixTime>,
 }
 
 impl Detector {
     pub fn new(config: DetectorConfig, system: &SystemInfo) -> Self {
         Detector {
+            devices: system.devices.clone(),
+            gpus: system.devices.iter().map(|_| GpuState::default()).collect(),
             config,
-            verdicts: vec![FindingKind::Idle; system.devices.len()],
             active: Vec::new(),
             ended: Vec::new(),
+            next_eval: None,
         }
     }
 
-    /// Evaluate every GPU after the tick at `t`.
-    pub fn update(&mut self, t: UnixTime, gpus: &[GpuHistory]) -> Vec<FindingEvent> {
-        for (i, h) in gpus.iter().enumerate() {
-            let recent = h.ticks.since(t - self.config.window_s);
-            let utils: Vec<f64> = recent.iter().filter_map(|m| m.metrics.util_gpu).collect();
-            let mean = if utils.is_empty() {
-                0.0
-            } else {
-                utils.iter().sum::<f64>() / utils.len() as f64
-            };
-            if let Some(v) = self.verdicts.get_mut(i) {
-                *v = if mean >= self.config.idle_util {
+    pub fn config(&self) -> &DetectorConfig {
+        &self.config
+    }
+
+    /// Take in the tick at `t` and, when due, evaluate every GPU.
+    pub fn update(&mut self, t: UnixTime, gpus: &[&GpuHistory]) -> Vec<FindingEvent> {
+        for (state, h) in self.gpus.iter_mut().zip(gpus) {
+            absorb(state, h, t - self.config.window_s);
+        }
+        if self.next_eval.is_some_and(|n| t < n) {
+            return Vec::new();
+        }
+        self.next_eval = Some(t + self.config.eval_interval_s);
+        self.evaluate(t, gpus)
+    }
+
+    fn evaluate(&mut self, t: UnixTime, gpus: &[&GpuHistory]) -> Vec<FindingEvent> {
+        let params = self.config.signal_params();
+        let mut per_gpu: Vec<Vec<Candidate>> = Vec::with_capacity(self.gpus.len());
+        for (pos, state) in self.gpus.iter_mut().enumerate() {
+            let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
+            let analysis = signal::analyse(ts, us, &params);
+            let since = t - self.config.rules_window_s;
+            let busy_tick = self.config.busy_util * 0.5;
+            let mut summary = gpus
+                .get(pos)
+                .map(|h| summarise(h, since, busy_tick))
+                .unwrap_or_default();
+            if let (Some(h), Some(dev)) = (gpus.get(pos), self.devices.get(pos)) {
+                degraded_link(&mut summary, h, dev, since, busy_tick);
+            }
+            let recent_from = t - self.config.rules_window_s;
+            let recent: Vec<f32> = state
+                .ts
+                .iter()
+                .zip(&state.us)
+                .filter(|(tt, _)| **tt >= recent_from)
+                .map(|(_, u)| *u)
+                .collect();
+            state.recent_mean = (!recent.is_empty())
+                .then(|| recent.iter().map(|u| *u as f64).sum::<f64>() / recent.len() as f64);
+            // Cross-GPU comparisons wait for a full rules window of data.
+            state.comparable = analysis.span_s >= self.config.rules_window_s * 0.95;
+            state.holds_memory = summary.mem_used_last.is_some_and(|m| m >= 1 << 30);
+            per_gpu.push(rules::per_gpu(
+                &self.config,
+                self.devices.get(pos),
+                &analysis,
+                &summary,
+                t,
+            ));
+        }
+        let means: Vec<Option<f64>> = self
+            .gpus
+            .iter()
+            .map(|g| g.recent_mean.filter(|_| g.comparable))
+            .collect();
+        let holds: Vec<bool> = self.gpus.iter().map(|g| g.holds_memory).collect();
+        let explained: Vec<bool> = per_gpu
+            .iter()
+            .enumerate()
+            .map(|(pos, c)| {
+                let gpu = self.devices.get(pos).map(|d| d.index);
+                c.iter().any(|c| c.severity >= Severity::Warn)
+                    || self.active.iter().any(|f| {
+                        Some(f.gpu) == gpu
+                            && f.severity >= Severity::Warn
+                            && f.kind != FindingKind::Imbalance
+                    })
+            })
+            .collect();
+        for (pos, c) in rules::cross_gpu(
+            &self.config,
+            &means,
+            &holds,
+            &explained,
+            t,
+            self.config.rules_window_s,
+        ) {
+            if let Some(v) = per_gpu.get_mut(pos) {
+                v.push(c);
+            }
+        }
+        let mut events = Vec::new();
+        for (pos, cands) in per_gpu.into_iter().enumerate() {
+            self.apply(pos, t, cands, &mut events);
+        }
+        events
+    }
+
+    /// Hysteresis: raise, refresh or clear each kind on GPU `pos`.
+    fn apply(
+        &mut self,
+        pos: usize,
+        t: UnixTime,
+        cands: Vec<Candidate>,
+        events: &mut Vec<FindingEvent>,
+    ) {
+        let gpu = self.devices.get(pos).map(|d| d.index).unwrap_or(pos as u32);
+        let raise_after = self.config.raise_after.max(1);
+        let clear_after = self.config.clear_after_s;
+        let Some(state) = self.gpus.get_mut(pos) else {
+            return;
+        };
+        let seen: Vec<FindingKind> = cands.iter().map(|c| c.kind).collect();
+        for c in cands {
+            let tr = state.tracks.entry(c.kind).or_default();
+            tr.positives += 1;
+            tr.last_positive = t;
+            let start = *tr.first_start.get_or_insert(c.start);
+            if tr.raised {
+                if let Some(f) = self
+                    .active
+                    .iter_mut()
+                    .find(|f| f.gpu == gpu && f.kind == c.kind)
+                {
+                    f.severity = f.severity.max(c.severity);
+                    f.evidence = c.evidence;
+                    f.summary = c.summary;
+                }
+            } else if tr.positives >= raise_after {
+                tr.raised = true;
+                let f = Finding {
+                    kind: c.kind,
+                    severity: c.severity,
+                    gpu,
+                    start: start.min(c.start),
+                    end: None,
+                    detected_at: t,
+                    evidence: c.evidence,
+                    summary: c.summary,
+                    advice: rules::advice(c.kind).to_string(),
+                };
+                events.push(FindingEvent::Raised(f.clone()));
+                self.active.push(f);
+            }
+        }
+        for (kind, tr) in state.tracks.iter_mut() {
+            if seen.contains(kind) {
+                continue;
+            }
+            if !tr.raised {
+                tr.positives = 0;
+                tr.first_start = None;
+            } else if t - tr.last_positive >= clear_after {
+                tr.raised = false;
+                tr.positives = 0;
+                tr.first_start = None;
+                if let Some(i) = self
+                    .active
+                    .iter()
+                    .position(|f| f.gpu == gpu && f.kind == *kind)
+                {
+                    let mut f = self.active.remove(i);
+                    f.end = Some(tr.last_positive);
+                    events.push(FindingEvent::Cleared(f.clone()));
+                    self.ended.push(f);
+                    if self.ended.len() > MAX_ENDED {
+                        self.ended.remove(0);
+                    }
+                }
+            }
+        }
+        state.tracks.retain(|_, tr| tr.raised || tr.positives > 0);
+        let verdict = self
+            .active
+            .iter()
+            .filter(|f| f.gpu == gpu && f.severity >= Severity::Warn)
+            .min_by_key(|f| (std::cmp::Reverse(f.severity), priority(f.kind)))
+            .map(|f| f.kind);
+        state.verdict = Some(
+            verdict.unwrap_or(
+                if state
+                    .recent_mean
+                    .is_some_and(|m| m >= self.config.idle_util)
+                {
                     FindingKind::Healthy
                 } else {
                     FindingKind::Idle
-                };
-            }
-        }
-        Vec::new()
+                },
+            ),
+        );
     }
 
     /// The current verdict of GPU `gpu` (position in the system's device list).
     pub fn verdict(&self, gpu: usize) -> FindingKind {
-        self.verdicts.get(gpu).copied().unwrap_or(FindingKind::Idle)
+        self.gpus
+            .get(gpu)
+            .and_then(|g| g.verdict)
+            .unwrap_or(FindingKind::Idle)
     }
 
     /// Findings still going on.
@@ -84,5 +547,129 @@ impl Detector {
     /// Findings that have ended.
     pub fn ended(&self) -> &[Finding] {
         &self.ended
+    }
+}
+
+/// Append the utilization that arrived since the last tick and drop what left the window.
+fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime) {
+    let last = state.last_t;
+    let mut fresh: Vec<(f64, f32)> = Vec::new();
+    if h.util.is_empty() {
+        // A source without driver windows: the tick's own reading.
+        if let Some(tk) = h.ticks.last() {
+            if let Some(u) = tk
+                .metrics
+                .util_gpu
+                .filter(|_| last.is_none_or(|l| tk.t > l))
+            {
+                fresh.push((tk.t, u as f32));
+            }
+        }
+    } else {
+        for w in h.util.iter_rev() {
+            if last.is_some_and(|l| w.t <= l) {
+                break;
+            }
+            fresh.push((w.t, w.util as f32));
+        }
+        fresh.reverse();
+    }
+    for (t, u) in fresh {
+        state.ts.push_back(t);
+        state.us.push_back(u);
+        state.last_t = Some(t);
+    }
+    while state.ts.front().is_some_and(|t| *t < keep_from) {
+        state.ts.pop_front();
+        state.us.pop_front();
+    }
+}
+
+/// Reduce the ticks since `since` to what the rules need.
+fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
+    let mut s = TickSummary::default();
+    let (mut nu, mut su, mut nsm, mut ssm, mut np, mut sp, mut nrx, mut srx) =
+        (0usize, 0.0, 0usize, 0.0, 0usize, 0.0, 0usize, 0.0);
+    for tk in h.ticks.iter_rev() {
+        if tk.t < since {
+            break;
+        }
+        if !tk.ok {
+            continue;
+        }
+        let m = &tk.metrics;
+        s.ticks += 1;
+        if let Some(u) = m.util_gpu {
+            nu += 1;
+            su += u;
+        }
+        if let Some(v) = m.sm_active {
+            nsm += 1;
+            ssm += v;
+        }
+        if let Some(v) = m.power_w {
+            np += 1;
+            sp += v;
+        }
+        if let Some(v) = m.pcie_rx_bytes_per_s {
+            nrx += 1;
+            srx += v;
+        }
+        if s.power_limit.is_none() {
+            s.power_limit = m.power_limit_w;
+        }
+        if let Some(used) = m.mem_used_bytes {
+            s.mem_used_last.get_or_insert(used);
+            s.mem_used_first = Some(used);
+        }
+        if s.mem_total.is_none() {
+            s.mem_total = m.mem_total_bytes;
+        }
+        if let (Some(g), Some(w)) = (m.pcie_gen, m.pcie_width) {
+            s.link_current.get_or_insert((g, w));
+        }
+        if m.util_gpu.is_some_and(|u| u >= busy_util) {
+            s.busy_ticks += 1;
+            if let Some(bits) = m.throttle {
+                if bits & throttle::SERIOUS != 0 {
+                    s.throttled_ticks += 1;
+                    s.throttle_bits |= bits;
+                }
+            }
+        }
+    }
+    let mean = |n: usize, sum: f64| (n > 0).then(|| sum / n as f64);
+    s.util_mean = mean(nu, su);
+    s.sm_mean = mean(nsm, ssm);
+    s.power_mean = mean(np, sp);
+    s.rx_mean = mean(nrx, srx);
+    s
+}
+
+/// Count the busy ticks whose link is below the device's maximum (needs the maximum to judge).
+fn degraded_link(
+    s: &mut TickSummary,
+    h: &GpuHistory,
+    dev: &DeviceInfo,
+    since: UnixTime,
+    busy_util: f64,
+) {
+    let (Some(gm), Some(wm)) = (dev.pcie_gen_max, dev.pcie_width_max) else {
+        return;
+    };
+    for tk in h.ticks.iter_rev() {
+        if tk.t < since {
+            break;
+        }
+        let m = &tk.metrics;
+        if !tk.ok || !m.util_gpu.is_some_and(|u| u >= busy_util) {
+            continue;
+        }
+        if let (Some(g), Some(w)) = (m.pcie_gen, m.pcie_width) {
+            if g < gm || w < wm {
+                s.degraded_ticks += 1;
+                s.link_seen = Some((g, w));
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@
 pub mod action;
 pub mod app;
 pub mod fixture;
+pub mod fleet;
 pub mod format;
 pub mod screen;
 pub mod theme;
@@ -186,4 +187,3 @@ impl OffscreenTerminal {
         out
     }
 }
-pub mod fleet;

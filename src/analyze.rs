@@ -1,0 +1,374 @@
+//! `gpulse analyze`: run a recorded file through the same engine and detector, as fast as it reads,
+//! and report per GPU the verdict, the findings and statistics.
+//!
+//! Any [`SampleSource`] works; [`open_source`] picks the reader from the file's first line.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::backend::smi_csv::{SmiCsvError, SmiCsvSource};
+use crate::backend::SampleSource;
+use crate::detector::signal::percentile_hist;
+use crate::detector::{priority, DetectorConfig};
+use crate::engine::{Engine, EngineConfig};
+use crate::model::{Finding, FindingKind, Severity, UnixTime};
+
+/// Why a file cannot be analysed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    #[error(transparent)]
+    Csv(#[from] SmiCsvError),
+    #[error("cannot read '{path}': {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("'{path}' is not a recognised format: {why}")]
+    Format { path: PathBuf, why: String },
+}
+
+/// The kinds of file `analyze` tells apart by their first line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    /// A JSON header line: a gpulse recording.
+    Recording,
+    /// Anything else is read as an nvidia-smi CSV log.
+    SmiCsv,
+}
+
+/// Look at the first non-empty line of `path`.
+pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
+    let file = std::fs::File::open(path).map_err(|source| AnalyzeError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut head = Vec::new();
+    std::io::BufReader::new(file)
+        .take(64 * 1024)
+        .read_to_end(&mut head)
+        .map_err(|source| AnalyzeError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let first = head
+        .split(|b| *b == b'\n')
+        .map(|l| l.trim_ascii())
+        .find(|l| !l.is_empty());
+    Ok(match first {
+        Some(l) if l.starts_with(b"{") => FileFormat::Recording,
+        _ => FileFormat::SmiCsv,
+    })
+}
+
+/// Open the reader for `path`. `fields` names the columns of a headerless CSV log.
+pub fn open_source(
+    path: &Path,
+    fields: Option<&[String]>,
+) -> Result<Box<dyn SampleSource>, AnalyzeError> {
+    match sniff(path)? {
+        FileFormat::SmiCsv => Ok(Box::new(SmiCsvSource::open(path, fields)?)),
+        FileFormat::Recording => Err(AnalyzeError::Format {
+            path: path.to_path_buf(),
+            why: "it starts with a JSON header line (a gpulse recording), which this build cannot read; analyze reads nvidia-smi CSV logs (nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv -lms 250)".into(),
+        }),
+    }
+}
+
+/// Utilization statistics of one GPU over the file.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct GpuStats {
+    /// Utilization readings counted (driver windows, or polled readings).
+    pub samples: u64,
+    pub util_mean: Option<f64>,
+    pub util_p5: Option<f64>,
+    pub util_p95: Option<f64>,
+    /// Share of readings below the idle threshold.
+    pub idle_fraction: Option<f64>,
+    /// Seconds covered by the file.
+    pub span_s: f64,
+    /// Seconds lost to the findings that measure it (lost fraction × duration).
+    pub time_lost_s: f64,
+}
+
+/// One GPU's part of the report.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct GpuReport {
+    pub index: u32,
+    pub name: String,
+    pub verdict: FindingKind,
+    /// Every finding, in order of start; `end` is null for one still going at the end of the file.
+    pub findings: Vec<Finding>,
+    pub stats: GpuStats,
+}
+
+/// What `analyze` found in one file.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    pub file: String,
+    /// The reader used ("nvidia-smi-csv", ...).
+    pub source: String,
+    pub start: Option<UnixTime>,
+    pub end: Option<UnixTime>,
+    /// Samples (ticks) read.
+    pub samples: u64,
+    pub gpus: Vec<GpuReport>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone)]
+struct Acc {
+    hist: [u32; 101],
+    n: u32,
+    sum: f64,
+    idle: u64,
+}
+
+/// Run `source` through an engine with `detector` and build the report.
+pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorConfig) -> Report {
+    let system = source.system().clone();
+    let config = EngineConfig {
+        interval_s: 0.25,
+        retention_s: detector.window_s.max(detector.rules_window_s) + 30.0,
+        detector: detector.clone(),
+    };
+    let mut engine = Engine::new(system.clone(), config);
+    let empty = Acc {
+        hist: [0; 101],
+        n: 0,
+        sum: 0.0,
+        idle: 0,
+    };
+    let mut accs: Vec<Acc> = vec![empty; system.devices.len()];
+    let (mut start, mut end, mut samples) = (None, None, 0u64);
+    let mut found: Vec<Finding> = Vec::new();
+    while let Some(sample) = source.next_sample() {
+        samples += 1;
+        start.get_or_insert(sample.t);
+        end = Some(sample.t);
+        for g in &sample.gpus {
+            let Some(pos) = system.devices.iter().position(|d| d.index == g.index) else {
+                continue;
+            };
+            let acc = &mut accs[pos];
+            let mut add = |u: f64| {
+                acc.hist[(u.round() as i64).clamp(0, 100) as usize] += 1;
+                acc.n += 1;
+                acc.sum += u;
+                if u < detector.idle_util {
+                    acc.idle += 1;
+                }
+            };
+            if g.util_windows.is_empty() {
+                if let Some(u) = g.metrics.util_gpu {
+                    add(u);
+                }
+            } else {
+                g.util_windows.iter().for_each(|w| add(w.util));
+            }
+        }
+        for ev in engine.ingest(sample) {
+            if let crate::detector::FindingEvent::Cleared(f) = ev {
+                found.push(f);
+            }
+        }
+    }
+    found.extend(engine.detector().active().iter().cloned());
+    found.sort_by(|a, b| a.start.total_cmp(&b.start));
+    let last = end.unwrap_or(0.0);
+    let span = end.zip(start).map(|(e, s)| e - s).unwrap_or(0.0);
+    let gpus = system
+        .devices
+        .iter()
+        .zip(&accs)
+        .map(|(d, acc)| {
+            let findings: Vec<Finding> =
+                found.iter().filter(|f| f.gpu == d.index).cloned().collect();
+            let mean = (acc.n > 0).then(|| acc.sum / acc.n as f64);
+            let stats = GpuStats {
+                samples: acc.n as u64,
+                util_mean: mean,
+                util_p5: (acc.n > 0).then(|| percentile_hist(&acc.hist, acc.n, 0.05)),
+                util_p95: (acc.n > 0).then(|| percentile_hist(&acc.hist, acc.n, 0.95)),
+                idle_fraction: (acc.n > 0).then(|| acc.idle as f64 / acc.n as f64),
+                span_s: span,
+                time_lost_s: findings
+                    .iter()
+                    .filter_map(|f| {
+                        let l = f.evidence.lost_fraction?;
+                        Some(l * (f.end.unwrap_or(last) - f.start).max(0.0))
+                    })
+                    .fold(0.0, |a, b| a + b),
+            };
+            let busy = mean.is_some_and(|m| m >= detector.idle_util);
+            GpuReport {
+                index: d.index,
+                name: d.name.clone(),
+                verdict: verdict_over(&findings, last, busy),
+                findings,
+                stats,
+            }
+        })
+        .collect();
+    Report {
+        file: file.to_string(),
+        source: system.backend.clone(),
+        start,
+        end,
+        samples,
+        gpus,
+        warnings: source.warnings(),
+    }
+}
+
+/// The kind of warn/high finding covering most of the span; with none, healthy if busy, else idle.
+pub fn verdict_over(findings: &[Finding], last: UnixTime, busy: bool) -> FindingKind {
+    let mut cover: Vec<(FindingKind, f64)> = Vec::new();
+    for f in findings.iter().filter(|f| f.severity >= Severity::Warn) {
+        let d = (f.end.unwrap_or(last) - f.start).max(0.0);
+        match cover.iter_mut().find(|c| c.0 == f.kind) {
+            Some(c) => c.1 += d,
+            None => cover.push((f.kind, d)),
+        }
+    }
+    cover
+        .into_iter()
+        .max_by(|a, b| {
+            a.1.total_cmp(&b.1)
+                .then_with(|| priority(b.0).cmp(&priority(a.0)))
+        })
+        .map(|c| c.0)
+        .unwrap_or(if busy {
+            FindingKind::Healthy
+        } else {
+            FindingKind::Idle
+        })
+}
+
+/// Analyse one file by path.
+pub fn analyze_path(
+    path: &Path,
+    fields: Option<&[String]>,
+    detector: &DetectorConfig,
+) -> Result<Report, AnalyzeError> {
+    let mut source = open_source(path, fields)?;
+    Ok(analyze(
+        &path.display().to_string(),
+        source.as_mut(),
+        detector,
+    ))
+}
+
+/// A Unix time as local wall-clock time, `2026-12-02 13:28:37.1`.
+pub fn local_time(t: UnixTime) -> String {
+    let secs = t.floor();
+    let tenth = (((t - secs) * 10.0).floor() as i64).clamp(0, 9);
+    match jiff::Timestamp::from_second(secs as i64) {
+        Ok(ts) => format!(
+            "{}.{tenth}",
+            ts.to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M:%S")
+        ),
+        Err(_) => format!("{t:.1}"),
+    }
+}
+
+fn opt_pct(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.0}%"))
+        .unwrap_or_else(|| "n/a".into())
+}
+
+/// The report for people (the warnings go to stderr apart).
+pub fn render_text(r: &Report) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let when = match (r.start, r.end) {
+        (Some(s), Some(e)) => format!("{} → {} ({:.0} s)", local_time(s), local_time(e), e - s),
+        _ => "no samples".into(),
+    };
+    let _ = writeln!(
+        o,
+        "{}: {} GPU(s), {} samples, {when} [{}]",
+        r.file,
+        r.gpus.len(),
+        r.samples,
+        r.source
+    );
+    for g in &r.gpus {
+        let s = &g.stats;
+        let name = if g.name.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", g.name)
+        };
+        let _ = writeln!(o, "\nGPU {}{name}: {}", g.index, g.verdict);
+        let _ = writeln!(
+            o,
+            "  utilization mean {} p5 {} p95 {}, idle {} of the time, time lost {:.1} s",
+            opt_pct(s.util_mean),
+            opt_pct(s.util_p5),
+            opt_pct(s.util_p95),
+            opt_pct(s.idle_fraction.map(|x| x * 100.0)),
+            s.time_lost_s
+        );
+        if g.findings.is_empty() {
+            let _ = writeln!(o, "  no findings");
+        }
+        for f in &g.findings {
+            let until = f.end.map(local_time).unwrap_or_else(|| "end".into());
+            let _ = writeln!(
+                o,
+                "  [{}] {} {} → {} (detected {}): {}",
+                f.severity.as_str(),
+                f.kind.title(),
+                local_time(f.start),
+                until,
+                local_time(f.detected_at),
+                f.summary
+            );
+            if !f.advice.is_empty() {
+                let _ = writeln!(o, "      fix: {}", f.advice);
+            }
+        }
+    }
+    o
+}
+
+/// The `analyze` command: every file in turn; a file that cannot be read is reported and the
+/// rest still run. Exit status 1 when any file failed.
+pub fn run(args: &crate::cli::AnalyzeArgs, detector: &DetectorConfig) -> std::process::ExitCode {
+    let mut failed = false;
+    for path in &args.files {
+        match analyze_path(path, args.fields.as_deref(), detector) {
+            Ok(report) => {
+                for w in &report.warnings {
+                    eprintln!("gpulse: warning: {w}");
+                }
+                if args.json {
+                    match serde_json::to_string(&report) {
+                        Ok(s) => println!("{s}"),
+                        Err(e) => {
+                            eprintln!(
+                                "gpulse: cannot write the report of '{}': {e}",
+                                path.display()
+                            );
+                            failed = true;
+                        }
+                    }
+                } else {
+                    print!("{}", render_text(&report));
+                }
+            }
+            Err(e) => {
+                eprintln!("gpulse: {e}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        std::process::ExitCode::from(1)
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
+}

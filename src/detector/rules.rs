@@ -1,0 +1,460 @@
+//! The rules: from one window of signals to candidate findings, with the evidence and the fix.
+
+use std::collections::BTreeMap;
+
+use super::signal::Analysis;
+use super::DetectorConfig;
+use crate::model::{throttle, DeviceInfo, Evidence, FindingKind, Severity, UnixTime};
+
+/// A finding one evaluation supports; the hysteresis in [`super::Detector`] decides whether it is raised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub kind: FindingKind,
+    pub severity: Severity,
+    /// When the pattern began, as far as this evaluation can tell.
+    pub start: UnixTime,
+    pub evidence: Evidence,
+    pub summary: String,
+}
+
+/// The classic fix for each kind.
+pub fn advice(kind: FindingKind) -> &'static str {
+    match kind {
+        FindingKind::InputStarvation => "more DataLoader workers (num_workers), pin_memory=True, persistent_workers=True, prefetch_factor, faster storage or decoding",
+        FindingKind::ErraticStalls => "per-step input waits: more DataLoader workers, pin_memory=True, persistent_workers=True, prefetch; look for a slow sample source",
+        FindingKind::HostBound => "larger batch, avoid per-step .item()/.cpu() syncs, CUDA graphs or torch.compile, fewer tiny kernels",
+        FindingKind::PeriodicStall => "checkpoint, eval or logging cadence: checkpoint asynchronously or less often; not a DataLoader problem",
+        FindingKind::BusyButIdle => "utilization overstates the work: tiny or single-block kernels, spin-waits; if it stays flat for minutes, check for a hang",
+        FindingKind::TransferBound => "pinned memory (pin_memory=True, non_blocking=True), fewer and larger copies, move preprocessing onto the GPU",
+        FindingKind::MemoryIdle => "a process holds GPU memory but computes nothing: free it or end the idle process (notebook kernels often do this)",
+        FindingKind::MemoryPressure => "close to out of memory: smaller batch, gradient accumulation, mixed precision (AMP), activation checkpointing",
+        FindingKind::Throttled => "the hardware is slowing the GPU down: check cooling, airflow, power delivery and the power limit",
+        FindingKind::PcieDegraded => "the PCIe link runs below its maximum while busy: reseat the card, check the slot or riser and the BIOS PCIe settings",
+        FindingKind::SingleGpuBusy => "one GPU works while others hold memory and wait: DataParallel → DistributedDataParallel, check device placement",
+        FindingKind::Imbalance => "GPUs of one job differ in load: a straggler rank, uneven data sharding, or one GPU doing extra work (logging, eval)",
+        FindingKind::Idle | FindingKind::Healthy => "",
+    }
+}
+
+/// Readings of the recent ticks, reduced to what the rules need.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TickSummary {
+    pub ticks: usize,
+    pub util_mean: Option<f64>,
+    pub sm_mean: Option<f64>,
+    pub power_mean: Option<f64>,
+    pub power_limit: Option<f64>,
+    pub rx_mean: Option<f64>,
+    pub mem_used_first: Option<u64>,
+    pub mem_used_last: Option<u64>,
+    pub mem_total: Option<u64>,
+    pub busy_ticks: usize,
+    /// Busy ticks with a serious throttle reason, and the reasons seen.
+    pub throttled_ticks: usize,
+    pub throttle_bits: u64,
+    /// Busy ticks with the PCIe link below its maximum, and the lowest gen/width seen.
+    pub degraded_ticks: usize,
+    pub link_seen: Option<(u32, u32)>,
+    pub link_current: Option<(u32, u32)>,
+}
+
+/// PCIe bandwidth per lane per direction, bytes/s, by generation.
+pub fn lane_bytes_per_s(gen: u32) -> f64 {
+    match gen {
+        1 => 0.25e9,
+        2 => 0.5e9,
+        3 => 0.985e9,
+        4 => 1.969e9,
+        5 => 3.938e9,
+        6 => 7.563e9,
+        _ => 0.0,
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn confidence_word(c: f64) -> &'static str {
+    if c >= 0.7 {
+        "high"
+    } else if c >= 0.4 {
+        "medium"
+    } else {
+        "low"
+    }
+}
+
+/// Rules over one GPU's util window and tick summary.
+pub fn per_gpu(
+    cfg: &DetectorConfig,
+    dev: Option<&DeviceInfo>,
+    a: &Analysis,
+    s: &TickSummary,
+    now: UnixTime,
+) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let window_start = now - a.span_s;
+    let enough = a.span_s >= cfg.min_span_s;
+    let busy = a.busy_level >= cfg.idle_util;
+    let mut starving = false;
+    if enough && busy {
+        // A period measured a little under the minimum is the minimum within the sampling error.
+        let ongoing = |p: &super::signal::Period| now - p.last_start <= 2.5 * p.period_s + 1.0;
+        if let Some(p) = a
+            .period
+            .filter(|p| p.period_s >= 0.9 * cfg.min_period_s && ongoing(p))
+        {
+            let l = a.lost_fraction;
+            let conf = (p.acf.clamp(0.0, 1.0) * 0.6
+                + (p.cycles as f64 / 8.0).min(1.0) * 0.25
+                + p.regularity * 0.15)
+                .min(1.0);
+            let mut ev = Evidence {
+                period_s: Some(p.period_s),
+                dip_s: a.dip_s,
+                lost_fraction: Some(l),
+                speedup_bound: Some(1.0 / (1.0 - l).max(0.02)),
+                confidence: Some(conf),
+                cycles: Some(p.cycles as u32),
+                ..Default::default()
+            };
+            ev.signals.insert("busy_level".into(), a.busy_level);
+            let dip = a.dip_s.unwrap_or(p.period_s * l);
+            if p.period_s >= cfg.stall_min_period_s {
+                if l >= cfg.stall_min_lost {
+                    out.push(Candidate {
+                        kind: FindingKind::PeriodicStall,
+                        severity: if l >= 0.1 {
+                            Severity::Warn
+                        } else {
+                            Severity::Info
+                        },
+                        start: p.first_start,
+                        summary: format!(
+                            "pauses of ~{dip:.1} s every {:.0} s, {} of time lost ({} cycles)",
+                            p.period_s,
+                            pct(l),
+                            p.cycles
+                        ),
+                        evidence: ev,
+                    });
+                }
+            } else if l >= cfg.starvation_min_lost {
+                starving = true;
+                out.push(Candidate {
+                    kind: FindingKind::InputStarvation,
+                    severity: if l >= cfg.high_lost {
+                        Severity::High
+                    } else {
+                        Severity::Warn
+                    },
+                    start: p.first_start,
+                    summary: format!(
+                        "idle ~{dip:.1} s every {:.1} s, {} of time lost, up to {:.1}× faster if fixed (confidence {}, {} cycles)",
+                        p.period_s,
+                        pct(l),
+                        1.0 / (1.0 - l).max(0.02),
+                        confidence_word(conf),
+                        p.cycles
+                    ),
+                    evidence: ev,
+                });
+            }
+        }
+        let stalls: Vec<_> = a.dips.iter().filter(|d| !d.open_start).collect();
+        let short = a.dip_s.is_some_and(|d| d <= cfg.long_gap_s);
+        let gap_limit = a.spacing_s.map_or(5.0, |sp| (3.0 * sp).max(5.0));
+        let recent = stalls.last().is_some_and(|d| now - d.start <= gap_limit)
+            && stalls
+                .iter()
+                .filter(|d| now - d.start <= cfg.rules_window_s)
+                .count()
+                >= cfg.erratic_min_dips;
+        if out.is_empty()
+            && recent
+            && a.period
+                .is_none_or(|p| p.period_s < 0.9 * cfg.min_period_s || !ongoing(&p))
+            && stalls.len() >= cfg.erratic_min_dips
+            && short
+            && a.lost_fraction >= cfg.erratic_min_lost
+        {
+            let sub_second = a.too_fast
+                || a.period
+                    .is_some_and(|p| p.period_s < 0.9 * cfg.min_period_s)
+                || a.dip_s.is_some_and(|d| d < 1.0)
+                || a.spacing_s.is_some_and(|s| s < cfg.min_period_s);
+            let l = a.lost_fraction;
+            let mut ev = Evidence {
+                dip_s: a.dip_s,
+                lost_fraction: Some(l),
+                speedup_bound: Some(1.0 / (1.0 - l).max(0.02)),
+                ..Default::default()
+            };
+            ev.signals.insert("stalls".into(), stalls.len() as f64);
+            ev.signals.insert("busy_level".into(), a.busy_level);
+            starving = true;
+            out.push(Candidate {
+                kind: FindingKind::ErraticStalls,
+                severity: if l >= cfg.high_lost {
+                    Severity::High
+                } else {
+                    Severity::Warn
+                },
+                start: stalls.first().map(|d| d.start).unwrap_or(window_start),
+                summary: format!(
+                    "{} stalls in {:.0} s with no regular period{}, {} of time lost",
+                    stalls.len(),
+                    a.span_s,
+                    if sub_second {
+                        " (stalls shorter than 1 s)"
+                    } else {
+                        ""
+                    },
+                    pct(l)
+                ),
+                evidence: ev,
+            });
+        }
+    }
+    let link_bw = link_bandwidth(dev, s);
+    let transfer = match (s.rx_mean, link_bw, s.util_mean) {
+        (Some(rx), Some(bw), Some(u)) if bw > 0.0 => {
+            rx / bw >= cfg.transfer_link_share && u < cfg.plateau_max_util
+        }
+        _ => false,
+    };
+    if enough && transfer {
+        let (rx, bw) = (s.rx_mean.unwrap_or(0.0), link_bw.unwrap_or(1.0));
+        let mut ev = Evidence::default();
+        ev.signals.insert("pcie_rx_bytes_per_s".into(), rx);
+        ev.signals.insert("link_bytes_per_s".into(), bw);
+        ev.signals
+            .insert("util_gpu".into(), s.util_mean.unwrap_or(0.0));
+        out.push(Candidate {
+            kind: FindingKind::TransferBound,
+            severity: Severity::Warn,
+            start: window_start,
+            summary: format!(
+                "host-to-device copies at {:.1} GB/s ({} of the link) while the GPU is {:.0}% busy",
+                rx / 1e9,
+                pct(rx / bw),
+                s.util_mean.unwrap_or(0.0)
+            ),
+            evidence: ev,
+        });
+    }
+    let flat = a.recent_p10 >= cfg.idle_util
+        && a.recent_p90 < cfg.plateau_max_util
+        && a.recent_p10 >= cfg.plateau_flatness * a.recent_p90;
+    let total = s.mem_total.or(dev.and_then(|d| d.memory_total_bytes));
+    let mem_share = s
+        .mem_used_last
+        .zip(total.filter(|t| *t > 0))
+        .map(|(u, t)| u as f64 / t as f64);
+    let computes_nothing =
+        a.recent_mean < cfg.idle_util || s.sm_mean.is_some_and(|sm| sm < cfg.memory_idle_sm);
+    let memory_idle =
+        enough && computes_nothing && mem_share.is_some_and(|m| m >= cfg.memory_idle_share);
+    if enough && flat && !starving && !transfer && !memory_idle {
+        let mut ev = Evidence::default();
+        ev.signals.insert("util_gpu".into(), a.recent_mean);
+        let mut why = format!("flat plateau at ~{:.0}% utilization", a.recent_mean);
+        if let Some(sm) = s.sm_mean {
+            ev.signals.insert("sm_active".into(), sm);
+            why.push_str(&format!(", SM activity only {sm:.1}%"));
+        }
+        out.push(Candidate {
+            kind: FindingKind::HostBound,
+            severity: Severity::Warn,
+            start: window_start,
+            summary: format!("{why}: the GPU waits on the host between small kernels"),
+            evidence: ev,
+        });
+    }
+    if let Some(u) = s.util_mean.filter(|u| *u >= cfg.busy_util && enough) {
+        let sm_low = s.sm_mean.filter(|sm| *sm < cfg.busy_but_idle_sm);
+        let power_low = match (
+            s.power_mean,
+            s.power_limit.or(dev.and_then(|d| d.power_limit_watts)),
+        ) {
+            (Some(p), Some(lim)) if lim > 0.0 && p < cfg.busy_but_idle_power_share * lim => {
+                Some((p, lim))
+            }
+            _ => None,
+        };
+        if sm_low.is_some() || (s.sm_mean.is_none() && power_low.is_some()) {
+            let mut ev = Evidence::default();
+            ev.signals.insert("util_gpu".into(), u);
+            let what = if let Some(sm) = sm_low {
+                ev.signals.insert("sm_active".into(), sm);
+                format!("SM activity only {sm:.0}%")
+            } else {
+                let (p, lim) = power_low.unwrap_or((0.0, 1.0));
+                ev.signals.insert("power_w".into(), p);
+                ev.signals.insert("power_limit_w".into(), lim);
+                format!("power only {p:.0} W of {lim:.0} W")
+            };
+            out.push(Candidate {
+                kind: FindingKind::BusyButIdle,
+                severity: Severity::Warn,
+                start: window_start,
+                summary: format!("utilization reads {u:.0}% but {what}"),
+                evidence: ev,
+            });
+        }
+    }
+    if let (Some(used), Some(share)) = (s.mem_used_last, mem_share) {
+        if memory_idle {
+            let mut ev = Evidence::default();
+            ev.signals.insert("memory_used_share".into(), share);
+            ev.signals.insert("util_gpu".into(), a.recent_mean);
+            out.push(Candidate {
+                kind: FindingKind::MemoryIdle,
+                severity: Severity::Warn,
+                start: window_start,
+                summary: format!(
+                    "{} of memory ({:.1} GiB) held while utilization is ~{:.0}%",
+                    pct(share),
+                    used as f64 / (1u64 << 30) as f64,
+                    a.recent_mean
+                ),
+                evidence: ev,
+            });
+        }
+        let rising = s.mem_used_first.is_some_and(|f| used > f);
+        if share >= cfg.memory_pressure_share && rising {
+            let mut ev = Evidence::default();
+            ev.signals.insert("memory_used_share".into(), share);
+            out.push(Candidate {
+                kind: FindingKind::MemoryPressure,
+                severity: Severity::High,
+                start: now,
+                summary: format!("memory {} full and still rising", pct(share)),
+                evidence: ev,
+            });
+        }
+    }
+    if s.busy_ticks >= cfg.min_busy_ticks && s.throttled_ticks as f64 >= 0.5 * s.busy_ticks as f64 {
+        let mut ev = Evidence::default();
+        ev.signals
+            .insert("throttle_bits".into(), s.throttle_bits as f64);
+        ev.notes = throttle::words(s.throttle_bits & throttle::SERIOUS)
+            .into_iter()
+            .map(String::from)
+            .collect();
+        out.push(Candidate {
+            kind: FindingKind::Throttled,
+            severity: Severity::High,
+            start: window_start,
+            summary: format!(
+                "{} while busy ({} of busy time)",
+                ev.notes.join(", "),
+                pct(s.throttled_ticks as f64 / s.busy_ticks as f64)
+            ),
+            evidence: ev,
+        });
+    }
+    if s.busy_ticks >= cfg.min_busy_ticks && s.degraded_ticks as f64 >= 0.8 * s.busy_ticks as f64 {
+        let (g, w) = s.link_seen.unwrap_or((0, 0));
+        let mut ev = Evidence::default();
+        ev.signals.insert("pcie_gen".into(), g as f64);
+        ev.signals.insert("pcie_width".into(), w as f64);
+        let (gm, wm) = (
+            dev.and_then(|d| d.pcie_gen_max).unwrap_or(g),
+            dev.and_then(|d| d.pcie_width_max).unwrap_or(w),
+        );
+        out.push(Candidate {
+            kind: FindingKind::PcieDegraded,
+            severity: Severity::Warn,
+            start: window_start,
+            summary: format!("PCIe link at Gen{g} x{w} while busy (maximum Gen{gm} x{wm})"),
+            evidence: ev,
+        });
+    }
+    out
+}
+
+fn link_bandwidth(dev: Option<&DeviceInfo>, s: &TickSummary) -> Option<f64> {
+    let gen = dev
+        .and_then(|d| d.pcie_gen_max)
+        .or(s.link_current.map(|l| l.0))?;
+    let width = dev
+        .and_then(|d| d.pcie_width_max)
+        .or(s.link_current.map(|l| l.1))?;
+    Some(lane_bytes_per_s(gen) * width as f64)
+}
+
+/// Rules across the GPUs of a host: `means[i]` is GPU i's mean utilization over the window
+/// (`None` without data), `holds_memory[i]` whether it holds a context's worth of memory.
+pub fn cross_gpu(
+    cfg: &DetectorConfig,
+    means: &[Option<f64>],
+    holds_memory: &[bool],
+    explained: &[bool],
+    now: UnixTime,
+    window_s: f64,
+) -> Vec<(usize, Candidate)> {
+    let mut out = Vec::new();
+    if means.len() < 2 {
+        return out;
+    }
+    let busy: Vec<usize> = (0..means.len())
+        .filter(|&i| means[i].is_some_and(|m| m >= cfg.busy_util * 0.5))
+        .collect();
+    let idle_holding: Vec<usize> = (0..means.len())
+        .filter(|&i| means[i].is_some_and(|m| m < cfg.idle_util) && holds_memory[i])
+        .collect();
+    if busy.len() == 1 && idle_holding.len() + 1 == means.len() {
+        let i = busy[0];
+        let mut ev = Evidence::default();
+        ev.signals
+            .insert("idle_gpus_holding_memory".into(), idle_holding.len() as f64);
+        out.push((
+            i,
+            Candidate {
+                kind: FindingKind::SingleGpuBusy,
+                severity: Severity::Warn,
+                start: now - window_s,
+                summary: format!(
+                    "only this GPU works; {} other GPU(s) hold memory and sit idle",
+                    idle_holding.len()
+                ),
+                evidence: ev,
+            },
+        ));
+    }
+    let active: Vec<(usize, f64)> = (0..means.len())
+        .filter_map(|i| {
+            means[i]
+                .filter(|m| *m >= cfg.idle_util * 4.0)
+                .map(|m| (i, m))
+        })
+        .collect();
+    if active.len() >= 2 {
+        let top = active.iter().map(|x| x.1).fold(f64::MIN, f64::max);
+        for &(i, m) in &active {
+            if top - m > cfg.imbalance_points && !explained[i] {
+                let mut signals = BTreeMap::new();
+                signals.insert("util_gpu".into(), m);
+                signals.insert("busiest_util_gpu".into(), top);
+                out.push((
+                    i,
+                    Candidate {
+                        kind: FindingKind::Imbalance,
+                        severity: Severity::Warn,
+                        start: now - window_s,
+                        summary: format!(
+                            "mean utilization {m:.0}% against {top:.0}% on the busiest GPU"
+                        ),
+                        evidence: Evidence {
+                            signals,
+                            ..Default::default()
+                        },
+                    },
+                ));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,472 @@
+//! Utilization as a signal: busy level, dips, lost time and periodicity over a window.
+//!
+//! The input is the driver's utilization windows (or polled readings) with their times. The busy
+//! level H is the 90th percentile of the samples that show any activity; dips are marked with
+//! hysteresis (enter below `enter`·H, leave above `leave`·H; a job that is idle most of the time
+//! and busy in bursts uses a lower band so a burst that the window caught only in part still counts).
+//! The period is found two ways, the median spacing of dip starts and the autocorrelation peak near
+//! it, and is only believed when both agree.
+
+/// Step of the resampled grid the autocorrelation runs on (the H200's driver window).
+pub const GRID_S: f64 = 0.2;
+
+/// Tunables of the analysis (copied from [`super::DetectorConfig`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SignalParams {
+    pub dip_enter: f64,
+    pub dip_leave: f64,
+    pub min_cycles: usize,
+    pub acf_min: f64,
+    pub period_agree: f64,
+    pub active_util: f64,
+    /// Seconds at the end of the window the plateau figures (`recent_*`) look at.
+    pub recent_s: f64,
+    /// Shortest period the sampling can resolve (seconds).
+    pub min_period_s: f64,
+}
+
+/// The band used when the normal one finds no period: shallow regular dips (short gaps that a
+/// 200 ms window only partly covers).
+const SHALLOW: (f64, f64) = (0.8, 0.95);
+
+/// A stretch below the busy level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dip {
+    pub start: f64,
+    /// `None` while the signal is still in the dip at the end of the window.
+    pub end: Option<f64>,
+    /// True when the window began inside this dip (its start is not known).
+    pub open_start: bool,
+}
+
+/// A period both methods agree on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Period {
+    pub period_s: f64,
+    pub spacing_s: f64,
+    pub acf_s: f64,
+    /// Autocorrelation at the peak (0..1).
+    pub acf: f64,
+    /// Dip starts that follow the period.
+    pub cycles: usize,
+    /// Start of the first dip of those cycles.
+    pub first_start: f64,
+    /// Start of the last dip of those cycles.
+    pub last_start: f64,
+    /// Share of dip spacings within 35% of the median.
+    pub regularity: f64,
+}
+
+/// What one window of utilization shows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Analysis {
+    pub n: usize,
+    pub span_s: f64,
+    pub mean: f64,
+    pub p10: f64,
+    pub p90: f64,
+    /// Busy level H (90th percentile of active samples); 0 when nothing ran.
+    pub busy_level: f64,
+    /// Share of samples with any activity.
+    pub active_share: f64,
+    /// Σ max(0, H − u) / (H·N).
+    pub lost_fraction: f64,
+    pub dips: Vec<Dip>,
+    /// Median length of the dips that both began and ended in the window.
+    pub dip_s: Option<f64>,
+    /// Median spacing of dip starts.
+    pub spacing_s: Option<f64>,
+    pub period: Option<Period>,
+    /// The dips repeat faster than the sample rate can resolve (a period would alias).
+    pub too_fast: bool,
+    /// Mean, 10th and 90th percentile of the last `recent_s`.
+    pub recent_mean: f64,
+    pub recent_p10: f64,
+    pub recent_p90: f64,
+}
+
+/// Percentile of integer-percent values via a histogram (O(n), no sort).
+pub fn percentile_hist(hist: &[u32; 101], count: u32, p: f64) -> f64 {
+    if count == 0 {
+        return 0.0;
+    }
+    let target = ((p * count as f64).ceil() as u32).clamp(1, count);
+    let mut acc = 0u32;
+    for (v, c) in hist.iter().enumerate() {
+        acc += c;
+        if acc >= target {
+            return v as f64;
+        }
+    }
+    100.0
+}
+
+fn bin(u: f32) -> usize {
+    (u.round() as i64).clamp(0, 100) as usize
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
+}
+
+/// Analyse samples `(t, util%)`, oldest first.
+pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
+    let n = ts.len().min(us.len());
+    if n < 2 {
+        return Analysis {
+            n,
+            ..Default::default()
+        };
+    }
+    let (ts, us) = (&ts[..n], &us[..n]);
+    let mut all = [0u32; 101];
+    let mut act = [0u32; 101];
+    let mut n_act = 0u32;
+    let mut sum = 0.0f64;
+    for &u in us {
+        let b = bin(u);
+        all[b] += 1;
+        sum += u as f64;
+        if (u as f64) >= p.active_util {
+            act[b] += 1;
+            n_act += 1;
+        }
+    }
+    let mut a = Analysis {
+        n,
+        span_s: ts[n - 1] - ts[0],
+        mean: sum / n as f64,
+        p10: percentile_hist(&all, n as u32, 0.10),
+        p90: percentile_hist(&all, n as u32, 0.90),
+        active_share: n_act as f64 / n as f64,
+        ..Default::default()
+    };
+    let from = ts.partition_point(|t| *t < ts[n - 1] - p.recent_s);
+    let mut recent = [0u32; 101];
+    let mut rsum = 0.0;
+    for &u in &us[from..] {
+        recent[bin(u)] += 1;
+        rsum += u as f64;
+    }
+    let rn = (n - from) as u32;
+    a.recent_mean = rsum / rn.max(1) as f64;
+    a.recent_p10 = percentile_hist(&recent, rn, 0.10);
+    a.recent_p90 = percentile_hist(&recent, rn, 0.90);
+    if n_act == 0 {
+        return a;
+    }
+    let h = percentile_hist(&act, n_act, 0.90).max(p.active_util);
+    a.busy_level = h;
+    a.lost_fraction = us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>() / (h * n as f64);
+    // Mostly idle with bursts: a burst the 200 ms window caught only in part still reads well below H.
+    let bursty = percentile_hist(&all, n as u32, 0.5) < 0.2 * h;
+    let bands = if bursty {
+        vec![(p.dip_enter * 0.3, p.dip_leave * 0.35)]
+    } else {
+        vec![(p.dip_enter, p.dip_leave), SHALLOW]
+    };
+    let mut normal_dips: Option<usize> = None;
+    for (k, (enter, leave)) in bands.into_iter().enumerate() {
+        let dips = find_dips(ts, us, enter * h, leave * h);
+        let starts: Vec<f64> = dips
+            .iter()
+            .filter(|d| !d.open_start)
+            .map(|d| d.start)
+            .collect();
+        let mut spacings: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        let spacing = median(&mut spacings.clone());
+        let mut found = match spacing {
+            Some(sp) if starts.len() >= p.min_cycles => {
+                find_period(ts, us, (a.mean, h), &starts, &mut spacings, sp, p)
+            }
+            _ => Periodicity::None,
+        };
+        // The normal band's dips must not outnumber the periods a shallow band found.
+        if let (Periodicity::Period(per), Some(n0)) = (&found, normal_dips) {
+            if n0 as f64 > 1.1 * (a.span_s / per.period_s) + 1.0 {
+                found = Periodicity::TooFast;
+            }
+        }
+        if k == 0 {
+            normal_dips = Some(starts.len());
+        }
+        // The first band describes the dips; a shallow band only adds a period it found.
+        if k == 0 || !matches!(found, Periodicity::None) {
+            let mut lens: Vec<f64> = dips
+                .iter()
+                .filter(|d| !d.open_start)
+                .filter_map(|d| d.end.map(|e| e - d.start))
+                .collect();
+            a.dip_s = median(&mut lens);
+            a.dips = dips;
+            a.spacing_s = spacing;
+            a.too_fast = matches!(found, Periodicity::TooFast);
+            if a.too_fast {
+                break;
+            }
+            if let Periodicity::Period(per) = found {
+                // Lost time over the cycles themselves (the window may also hold other behaviour).
+                let from = ts.partition_point(|t| *t < per.first_start);
+                let m = (n - from).max(1);
+                a.lost_fraction = us[from..]
+                    .iter()
+                    .map(|&u| (h - u as f64).max(0.0))
+                    .sum::<f64>()
+                    / (h * m as f64);
+                // Far more time lost than the dips explain: the busy stretches hide stalls that
+                // fall between samples, so the true period is shorter than the one seen.
+                let dip_share = a.dip_s.unwrap_or(0.0) / per.period_s;
+                if a.lost_fraction > dip_share + 0.2 {
+                    a.too_fast = true;
+                } else {
+                    a.period = Some(per);
+                }
+                break;
+            }
+        }
+    }
+    a
+}
+
+fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64) -> Vec<Dip> {
+    let mut dips = Vec::new();
+    let mut in_dip = (us[0] as f64) < enter;
+    let mut cur = in_dip.then_some(Dip {
+        start: ts[0],
+        end: None,
+        open_start: true,
+    });
+    for (&t, &u) in ts.iter().zip(us).skip(1) {
+        let u = u as f64;
+        if in_dip {
+            if u > leave {
+                in_dip = false;
+                if let Some(mut d) = cur.take() {
+                    d.end = Some(t);
+                    dips.push(d);
+                }
+            }
+        } else if u < enter {
+            in_dip = true;
+            cur = Some(Dip {
+                start: t,
+                end: None,
+                open_start: false,
+            });
+        }
+    }
+    dips.extend(cur);
+    dips
+}
+
+/// What the period search concluded.
+enum Periodicity {
+    None,
+    /// Regular, but the autocorrelation is as strong at half the period: the true period is
+    /// probably shorter than the samples can resolve.
+    TooFast,
+    Period(Period),
+}
+
+fn find_period(
+    ts: &[f64],
+    us: &[f32],
+    (mean, busy_level): (f64, f64),
+    starts: &[f64],
+    spacings: &mut [f64],
+    spacing: f64,
+    p: &SignalParams,
+) -> Periodicity {
+    let regular = spacings
+        .iter()
+        .filter(|s| (**s - spacing).abs() <= 0.35 * spacing)
+        .count();
+    let regularity = regular as f64 / spacings.len().max(1) as f64;
+    if regularity < 0.5 {
+        return Periodicity::None;
+    }
+    // Resample onto the grid by holding each reading until the next.
+    let t0 = ts[0];
+    let m = ((ts[ts.len() - 1] - t0) / GRID_S).floor() as usize + 1;
+    let mut grid = Vec::with_capacity(m);
+    let mut j = 0;
+    for k in 0..m {
+        let t = t0 + k as f64 * GRID_S;
+        while j + 1 < ts.len() && ts[j + 1] <= t + 1e-9 {
+            j += 1;
+        }
+        grid.push(us[j] as f64 - mean);
+    }
+    let var: f64 = grid.iter().map(|x| x * x).sum::<f64>() / m as f64;
+    if var <= 1e-9 {
+        return Periodicity::None;
+    }
+    let lo = ((0.5 * spacing / GRID_S).floor() as usize).max(1);
+    let hi = ((1.5 * spacing / GRID_S).ceil() as usize).min(m * 2 / 3);
+    if hi <= lo + 1 {
+        return Periodicity::None;
+    }
+    let acf = |lag: usize| -> f64 {
+        let s: f64 = grid[..m - lag]
+            .iter()
+            .zip(&grid[lag..])
+            .map(|(a, b)| a * b)
+            .sum();
+        s / (m - lag) as f64 / var
+    };
+    let rs: Vec<f64> = (lo - 1..=hi + 1).map(acf).collect();
+    let (best_i, best_r) =
+        rs[1..rs.len() - 1]
+            .iter()
+            .enumerate()
+            .fold(
+                (0, f64::MIN),
+                |acc, (i, &r)| if r > acc.1 { (i, r) } else { acc },
+            );
+    let i = best_i + 1;
+    if best_r < p.acf_min || rs[i] < rs[i - 1] || rs[i] < rs[i + 1] {
+        return Periodicity::None;
+    }
+    // Parabolic refinement of the peak.
+    let (ym, y0, yp) = (rs[i - 1], rs[i], rs[i + 1]);
+    let denom = ym - 2.0 * y0 + yp;
+    let shift = if denom.abs() > 1e-12 {
+        (0.5 * (ym - yp) / denom).clamp(-0.5, 0.5)
+    } else {
+        0.0
+    };
+    let acf_s = (lo - 1 + i) as f64 * GRID_S + shift * GRID_S;
+    if (acf_s - spacing).abs() > p.period_agree * spacing {
+        return Periodicity::None;
+    }
+    let half = ((acf_s / 2.0 / GRID_S).round() as usize).max(1);
+    let r_half = (half.saturating_sub(1).max(1)..=half + 1)
+        .map(acf)
+        .fold(f64::MIN, f64::max);
+    let mut acf_s = acf_s;
+    let mut period_s = (acf_s + spacing) / 2.0;
+    if r_half >= 0.4 * best_r {
+        // As regular at half the lag: every other dip was missed, or the period is too short.
+        if acf_s / 2.0 >= 0.9 * p.min_period_s {
+            acf_s /= 2.0;
+            period_s = acf_s;
+        } else {
+            return Periodicity::TooFast;
+        }
+    }
+    // More dips than periods: the stalls come faster than the period the samples show (aliasing).
+    let span = ts[ts.len() - 1] - ts[0];
+    if starts.len() as f64 > 1.1 * (span / period_s) + 1.0 {
+        return Periodicity::TooFast;
+    }
+    // A period near the sample rate aliases: windows then mostly catch part of a stall.
+    if period_s < 2.0 {
+        let (lo, hi) = (0.15 * busy_level, 0.85 * busy_level);
+        let mid = us
+            .iter()
+            .filter(|u| (**u as f64) > lo && (**u as f64) < hi)
+            .count();
+        if mid as f64 > 0.55 * us.len() as f64 {
+            return Periodicity::TooFast;
+        }
+    }
+    // The cycles: the run of dip starts whose spacings follow the period.
+    let mut first = 0;
+    let mut cycles = 1;
+    let mut best = (0, 1);
+    for k in 1..starts.len() {
+        let s = starts[k] - starts[k - 1];
+        let whole = (s / acf_s).round().max(1.0);
+        if (s - whole * acf_s).abs() <= 0.35 * acf_s && whole <= 2.0 {
+            cycles += 1;
+        } else {
+            first = k;
+            cycles = 1;
+        }
+        if cycles > best.1 {
+            best = (first, cycles);
+        }
+    }
+    if best.1 < p.min_cycles {
+        return Periodicity::None;
+    }
+    Periodicity::Period(Period {
+        period_s,
+        spacing_s: spacing,
+        acf_s,
+        acf: best_r.min(1.0),
+        cycles: best.1,
+        first_start: starts[best.0],
+        last_start: starts[best.0 + best.1 - 1],
+        regularity,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> SignalParams {
+        SignalParams {
+            dip_enter: 0.5,
+            dip_leave: 0.8,
+            min_cycles: 4,
+            acf_min: 0.3,
+            period_agree: 0.2,
+            active_util: 5.0,
+            recent_s: 20.0,
+            min_period_s: 1.0,
+        }
+    }
+
+    fn square(period: f64, busy: f64, secs: f64) -> (Vec<f64>, Vec<f32>) {
+        let mut ts = Vec::new();
+        let mut us = Vec::new();
+        let mut t = 0.0;
+        while t < secs {
+            ts.push(t);
+            us.push(if (t % period) < busy { 100.0 } else { 0.0 });
+            t += 0.25;
+        }
+        (ts, us)
+    }
+
+    #[test]
+    fn a_square_wave_has_its_period_and_lost_fraction() {
+        let (ts, us) = square(2.0, 1.2, 40.0);
+        let a = analyse(&ts, &us, &params());
+        let p = a.period.expect("periodic");
+        assert!((p.period_s - 2.0).abs() < 0.15, "{p:?}");
+        assert!((a.lost_fraction - 0.4).abs() < 0.05, "{}", a.lost_fraction);
+        assert!((a.dip_s.expect("dips") - 0.8).abs() < 0.26);
+    }
+
+    #[test]
+    fn flat_signals_have_no_dips_and_no_period() {
+        let ts: Vec<f64> = (0..200).map(|i| i as f64 * 0.25).collect();
+        let us = vec![100.0f32; 200];
+        let a = analyse(&ts, &us, &params());
+        assert!(a.dips.is_empty());
+        assert_eq!(a.period, None);
+        assert_eq!(a.lost_fraction, 0.0);
+        let idle = analyse(&ts, &vec![0.0f32; 200], &params());
+        assert_eq!(idle.busy_level, 0.0);
+    }
+
+    #[test]
+    fn histogram_percentiles() {
+        let mut h = [1u32; 101];
+        h[100] = 0;
+        assert_eq!(percentile_hist(&h, 100, 0.9), 89.0);
+        assert_eq!(percentile_hist(&h, 100, 0.05), 4.0);
+    }
+}

@@ -1,0 +1,196 @@
+//! The signal rules and the cross-GPU rules through the engine, on constructed readings.
+
+use gpulse::detector::FindingEvent;
+use gpulse::engine::{Engine, EngineConfig};
+use gpulse::model::{
+    throttle, DeviceInfo, FindingKind, GpuReading, Metrics, Sample, Severity, SystemInfo,
+    UtilWindow,
+};
+
+const T0: f64 = 1_800_000_000.0;
+const GIB: u64 = 1 << 30;
+
+fn system(n: u32) -> SystemInfo {
+    SystemInfo {
+        hostname: "h".into(),
+        backend: "test".into(),
+        devices: (0..n)
+            .map(|i| DeviceInfo {
+                index: i,
+                name: "NVIDIA H200".into(),
+                memory_total_bytes: Some(140 * GIB),
+                power_limit_watts: Some(700.0),
+                pcie_gen_max: Some(5),
+                pcie_width_max: Some(16),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// Run `secs` of 250 ms ticks; `f(gpu, seconds)` gives each GPU's metrics.
+fn run(
+    n: u32,
+    secs: f64,
+    f: impl Fn(u32, f64) -> Metrics,
+) -> (Engine, Vec<(FindingKind, u32, Severity, f64)>) {
+    let mut e = Engine::new(system(n), EngineConfig::default());
+    let mut raised = Vec::new();
+    let mut k = 1;
+    while k as f64 * 0.25 <= secs {
+        let rel = k as f64 * 0.25;
+        let gpus = (0..n)
+            .map(|i| {
+                let m = f(i, rel);
+                GpuReading {
+                    index: i,
+                    metrics: m,
+                    util_windows: m
+                        .util_gpu
+                        .map(|u| {
+                            vec![UtilWindow {
+                                t: T0 + rel,
+                                util: u,
+                            }]
+                        })
+                        .unwrap_or_default(),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        for ev in e.ingest(Sample {
+            t: T0 + rel,
+            gpus,
+            ..Default::default()
+        }) {
+            if let FindingEvent::Raised(f) = ev {
+                raised.push((f.kind, f.gpu, f.severity, f.detected_at - T0));
+            }
+        }
+        k += 1;
+    }
+    (e, raised)
+}
+
+fn busy(mem_gib: u64) -> Metrics {
+    Metrics {
+        util_gpu: Some(100.0),
+        mem_used_bytes: Some(mem_gib * GIB),
+        power_w: Some(600.0),
+        pcie_gen: Some(5),
+        pcie_width: Some(16),
+        throttle: Some(throttle::SW_POWER_CAP),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn power_cap_alone_is_not_throttling_but_hw_slowdown_while_busy_is() {
+    let (_, raised) = run(1, 30.0, |_, _| busy(40));
+    assert!(raised.is_empty(), "{raised:?}");
+    let (e, raised) = run(1, 30.0, |_, t| Metrics {
+        throttle: Some(if t > 5.0 {
+            throttle::SW_POWER_CAP | throttle::HW_THERMAL_SLOWDOWN
+        } else {
+            throttle::SW_POWER_CAP
+        }),
+        ..busy(40)
+    });
+    assert!(
+        raised.contains(&(FindingKind::Throttled, 0, Severity::High, raised[0].3)),
+        "{raised:?}"
+    );
+    let f = &e.detector().active()[0];
+    assert!(f.summary.contains("HW thermal"), "{}", f.summary);
+    assert_eq!(e.snapshot().gpus[0].verdict, FindingKind::Throttled);
+}
+
+#[test]
+fn a_link_below_its_maximum_counts_only_while_busy() {
+    // Idle links train down: no finding.
+    let (_, raised) = run(1, 30.0, |_, _| Metrics {
+        util_gpu: Some(0.0),
+        pcie_gen: Some(1),
+        pcie_width: Some(16),
+        ..Default::default()
+    });
+    assert!(raised.is_empty(), "{raised:?}");
+    let (e, raised) = run(1, 30.0, |_, _| Metrics {
+        pcie_gen: Some(4),
+        pcie_width: Some(8),
+        ..busy(40)
+    });
+    assert_eq!(
+        raised.iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![FindingKind::PcieDegraded]
+    );
+    assert!(e.detector().active()[0].summary.contains("Gen4 x8"));
+}
+
+#[test]
+fn memory_nearly_full_and_rising_is_pressure() {
+    let (_, raised) = run(1, 30.0, |_, t| busy(134 + (t / 10.0) as u64));
+    assert!(
+        raised.iter().any(|r| r.0 == FindingKind::MemoryPressure),
+        "{raised:?}"
+    );
+    // Full but flat is not pressure.
+    let (_, raised) = run(1, 30.0, |_, _| busy(137));
+    assert!(raised.is_empty(), "{raised:?}");
+}
+
+#[test]
+fn busy_util_with_low_power_and_no_gpm_is_busy_but_idle() {
+    let (e, raised) = run(1, 30.0, |_, _| Metrics {
+        power_w: Some(120.0),
+        ..busy(10)
+    });
+    assert_eq!(
+        raised.iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![FindingKind::BusyButIdle]
+    );
+    assert!(e.detector().active()[0].summary.contains("120 W of 700 W"));
+}
+
+#[test]
+fn one_busy_gpu_while_the_others_hold_memory_idle_is_single_gpu_busy() {
+    let idle = |mem| Metrics {
+        util_gpu: Some(0.0),
+        mem_used_bytes: Some(mem * GIB),
+        ..Default::default()
+    };
+    let (e, raised) = run(4, 40.0, |i, _| if i == 0 { busy(40) } else { idle(3) });
+    assert!(
+        raised
+            .iter()
+            .any(|r| r.0 == FindingKind::SingleGpuBusy && r.1 == 0),
+        "{raised:?}"
+    );
+    assert_eq!(e.snapshot().gpus[0].verdict, FindingKind::SingleGpuBusy);
+    // A one-GPU job on a shared machine whose other GPUs are empty is fine.
+    let (_, raised) = run(4, 40.0, |i, _| if i == 0 { busy(40) } else { idle(0) });
+    assert!(raised.is_empty(), "{raised:?}");
+}
+
+#[test]
+fn gpus_of_one_job_differing_by_more_than_10_points_are_imbalanced() {
+    let (e, raised) = run(2, 40.0, |i, _| Metrics {
+        util_gpu: Some(if i == 1 { 70.0 } else { 98.0 }),
+        ..busy(40)
+    });
+    assert!(
+        raised
+            .iter()
+            .any(|r| r.0 == FindingKind::Imbalance && r.1 == 1),
+        "{raised:?}"
+    );
+    assert!(!raised.iter().any(|r| r.1 == 0), "{raised:?}");
+    let v: Vec<FindingKind> = e.snapshot().gpus.iter().map(|g| g.verdict).collect();
+    assert_eq!(v, vec![FindingKind::Healthy, FindingKind::Imbalance]);
+    let (_, raised) = run(2, 40.0, |i, _| Metrics {
+        util_gpu: Some(if i == 1 { 93.0 } else { 99.0 }),
+        ..busy(40)
+    });
+    assert!(raised.is_empty(), "{raised:?}");
+}
