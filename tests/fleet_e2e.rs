@@ -85,12 +85,31 @@ fn spawn(mut cmd: Command) -> Guard {
     )
 }
 
-/// (host name, scenario, seen as plain dcgm-exporter, expected verdict)
-const HOSTS: [(&str, &str, bool, &str); 4] = [
-    ("node-starving", "starving", false, "input_starvation"),
-    ("node-memidle", "memory-idle", false, "memory_idle"),
-    ("node-healthy", "healthy", false, "healthy"),
-    ("node-dcgm", "idle", true, "idle"),
+/// What a host's GPUs must show.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// This verdict.
+    Verdict(&'static str),
+    /// This finding active (another one may be the verdict).
+    Finding(&'static str),
+}
+
+/// (host name, scenario, seen as plain dcgm-exporter, what its GPUs must show)
+const HOSTS: [(&str, &str, bool, Expect); 4] = [
+    (
+        "node-starving",
+        "starving",
+        false,
+        Expect::Verdict("input_starvation"),
+    ),
+    (
+        "node-memidle",
+        "memory-idle",
+        false,
+        Expect::Finding("memory_idle"),
+    ),
+    ("node-healthy", "healthy", false, Expect::Verdict("healthy")),
+    ("node-dcgm", "idle", true, Expect::Verdict("idle")),
 ];
 const GPUS_PER_HOST: usize = 2;
 
@@ -162,14 +181,23 @@ fn fleet_json(url: &str) -> Option<Value> {
     serde_json::from_slice(&out.stdout).ok()
 }
 
-fn verdicts_of(doc: &Value) -> Vec<(String, String, String, String)> {
+/// (hostname, gpu, verdict, source, active finding kinds) of every GPU, in document order.
+fn verdicts_of(doc: &Value) -> Vec<(String, String, String, String, Vec<String>)> {
     doc["gpus"]
         .as_array()
         .map(|gpus| {
             gpus.iter()
                 .map(|g| {
                     let s = |k: &str| g[k].as_str().unwrap_or("null").to_string();
-                    (s("hostname"), s("gpu"), s("verdict"), s("source"))
+                    let kinds = g["findings"]
+                        .as_array()
+                        .map(|f| {
+                            f.iter()
+                                .filter_map(|f| f["kind"].as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    (s("hostname"), s("gpu"), s("verdict"), s("source"), kinds)
                 })
                 .collect()
         })
@@ -179,12 +207,16 @@ fn verdicts_of(doc: &Value) -> Vec<(String, String, String, String)> {
 fn all_as_expected(doc: &Value) -> bool {
     let v = verdicts_of(doc);
     v.len() == HOSTS.len() * GPUS_PER_HOST
-        && HOSTS.iter().all(|(host, _, dcgm, verdict)| {
+        && HOSTS.iter().all(|(host, _, dcgm, expect)| {
             let mine: Vec<_> = v.iter().filter(|g| g.0 == *host).collect();
             mine.len() == GPUS_PER_HOST
-                && mine
-                    .iter()
-                    .all(|g| g.2 == *verdict && g.3 == if *dcgm { "dcgm" } else { "gpulse" })
+                && mine.iter().all(|g| {
+                    let shows = match expect {
+                        Expect::Verdict(k) => g.2 == *k,
+                        Expect::Finding(k) => g.4.iter().any(|f| f == k),
+                    };
+                    shows && g.3 == if *dcgm { "dcgm" } else { "gpulse" }
+                })
         })
 }
 

@@ -364,19 +364,20 @@ fn describe_exporter_findings(g: &mut FleetGpu, e: &Evidence) {
     });
 }
 
-/// Show a GPU exported by both gpulse and dcgm-exporter once, from gpulse.
+/// Show a GPU exported by both gpulse and dcgm-exporter on the same host (same `UUID` and
+/// `Hostname`) once, from gpulse.
 fn dedupe_by_uuid(gpus: Vec<FleetGpu>) -> Vec<FleetGpu> {
-    let mut gpulse_uuid: HashMap<String, usize> = HashMap::new();
+    let mut gpulse_uuid: HashMap<(&str, &str), usize> = HashMap::new();
     for (i, g) in gpus.iter().enumerate() {
         if let (Source::Gpulse, Some(u)) = (g.source, &g.uuid) {
-            gpulse_uuid.insert(u.clone(), i);
+            gpulse_uuid.insert((u.as_str(), g.hostname.as_str()), i);
         }
     }
     let mut also: Vec<(usize, String)> = Vec::new();
     let mut keep = vec![true; gpus.len()];
     for (i, g) in gpus.iter().enumerate() {
         if let (Source::Dcgm, Some(u)) = (g.source, &g.uuid) {
-            if let Some(&j) = gpulse_uuid.get(u) {
+            if let Some(&j) = gpulse_uuid.get(&(u.as_str(), g.hostname.as_str())) {
                 keep[i] = false;
                 also.push((j, g.instance.clone()));
             }
