@@ -13,7 +13,7 @@ use gpulse::detector::DetectorConfig;
 use gpulse::fleet::api::parse_answer;
 use gpulse::fleet::build::{build, Grid};
 use gpulse::fleet::queries::{Query, QueryResults};
-use gpulse::fleet::FleetState;
+use gpulse::fleet::{DetectorCache, FleetState};
 use gpulse::model::FindingKind;
 use gpulse::tui::fleet::app::{Action, FleetApp};
 use gpulse::tui::fleet::render_lines;
@@ -57,13 +57,26 @@ fn matrix(
     start: f64,
     value: impl Fn(usize, usize, usize) -> f64,
 ) -> String {
+    matrix_of(|_| true, step, points, start, value)
+}
+
+/// A matrix answer for the hosts `which` accepts.
+fn matrix_of(
+    which: impl Fn(usize) -> bool,
+    step: f64,
+    points: usize,
+    start: f64,
+    value: impl Fn(usize, usize, usize) -> f64,
+) -> String {
     let mut s = String::with_capacity(HOSTS * GPUS * points * 24);
     s.push_str(r#"{"status":"success","data":{"resultType":"matrix","result":["#);
-    for h in 0..HOSTS {
+    let mut first = true;
+    for h in (0..HOSTS).filter(|&h| which(h)) {
         for g in 0..GPUS {
-            if h + g > 0 {
+            if !first {
                 s.push(',');
             }
+            first = false;
             let _ = write!(s, r#"{{"metric":{{{}}},"values":["#, labels(h, g));
             for i in 0..points {
                 if i > 0 {
@@ -83,14 +96,14 @@ fn matrix(
     s
 }
 
-fn vector(items: impl Iterator<Item = (String, f64)>) -> String {
+fn vector(now: f64, items: impl Iterator<Item = (String, f64)>) -> String {
     let mut s = String::new();
     s.push_str(r#"{"status":"success","data":{"resultType":"vector","result":["#);
     for (n, (l, v)) in items.enumerate() {
         if n > 0 {
             s.push(',');
         }
-        let _ = write!(s, r#"{{"metric":{{{l}}},"value":[{NOW:.3},"{v}"]}}"#);
+        let _ = write!(s, r#"{{"metric":{{{l}}},"value":[{now:.3},"{v}"]}}"#);
     }
     s.push_str("]}}");
     s
@@ -110,7 +123,7 @@ fn verdict_of(h: usize, g: usize) -> FindingKind {
     }
 }
 
-fn answers(grid: Grid) -> Vec<(Query, String)> {
+fn answers(grid: Grid, now: f64) -> Vec<(Query, String)> {
     let all = || (0..HOSTS).flat_map(|h| (0..GPUS).map(move |g| (h, g)));
     vec![
         (Query::Util, matrix(grid.step, POINTS, grid.start, util)),
@@ -127,44 +140,70 @@ fn answers(grid: Grid) -> Vec<(Query, String)> {
             }),
         ),
         (
+            Query::LastSample,
+            vector(now, all().map(|(h, g)| (labels(h, g), now - 0.4))),
+        ),
+        (Query::RecentRaw, matrix(1.0, 30, now - 29.0, util)),
+        (
+            Query::SampleCount,
+            vector(now, all().map(|(h, g)| (labels(h, g), 300.0))),
+        ),
+        (
+            // Asked only for the dcgm-exporter hosts (odd ones).
             Query::RawUtil,
-            matrix(1.0, RAW_POINTS, NOW - RAW_POINTS as f64, util),
+            matrix_of(
+                |h| h % 2 == 1,
+                1.0,
+                RAW_POINTS,
+                now - RAW_POINTS as f64 + 1.0,
+                util,
+            ),
         ),
         (
             Query::MemoryFree,
-            vector(all().map(|(h, g)| (labels(h, g), 143_000.0 - ((h + g) % 140 * 1000) as f64))),
+            vector(
+                now,
+                all().map(|(h, g)| (labels(h, g), 143_000.0 - ((h + g) % 140 * 1000) as f64)),
+            ),
         ),
         (
             Query::Verdict,
-            vector(gpulse_gpus().flat_map(|(h, g)| {
-                FindingKind::ALL.into_iter().map(move |k| {
-                    (
-                        format!(r#"{},"verdict":"{}""#, short_labels(h, g), k.as_str()),
-                        if k == verdict_of(h, g) { 1.0 } else { 0.0 },
-                    )
-                })
-            })),
+            vector(
+                now,
+                gpulse_gpus().flat_map(|(h, g)| {
+                    FindingKind::ALL.into_iter().map(move |k| {
+                        (
+                            format!(r#"{},"verdict":"{}""#, short_labels(h, g), k.as_str()),
+                            if k == verdict_of(h, g) { 1.0 } else { 0.0 },
+                        )
+                    })
+                }),
+            ),
         ),
         (
             Query::Findings,
-            vector(gpulse_gpus().flat_map(|(h, g)| {
-                FindingKind::ALL.into_iter().map(move |k| {
-                    let on = k == FindingKind::InputStarvation && verdict_of(h, g) == k;
-                    (
-                        format!(
-                            r#"{},"kind":"{}","severity":"{}""#,
-                            short_labels(h, g),
-                            k.as_str(),
-                            if on { "warn" } else { "none" }
-                        ),
-                        if on { 1.0 } else { 0.0 },
-                    )
-                })
-            })),
+            vector(
+                now,
+                gpulse_gpus().flat_map(|(h, g)| {
+                    FindingKind::ALL.into_iter().map(move |k| {
+                        let on = k == FindingKind::InputStarvation && verdict_of(h, g) == k;
+                        (
+                            format!(
+                                r#"{},"kind":"{}","severity":"{}""#,
+                                short_labels(h, g),
+                                k.as_str(),
+                                if on { "warn" } else { "none" }
+                            ),
+                            if on { 1.0 } else { 0.0 },
+                        )
+                    })
+                }),
+            ),
         ),
         (
             Query::LostFraction,
             vector(
+                now,
                 gpulse_gpus()
                     .filter(|&(h, g)| verdict_of(h, g) == FindingKind::InputStarvation)
                     .map(|(h, g)| {
@@ -178,6 +217,7 @@ fn answers(grid: Grid) -> Vec<(Query, String)> {
         (
             Query::StarvationPeriod,
             vector(
+                now,
                 gpulse_gpus()
                     .filter(|&(h, g)| verdict_of(h, g) == FindingKind::InputStarvation)
                     .map(|(h, g)| {
@@ -190,16 +230,19 @@ fn answers(grid: Grid) -> Vec<(Query, String)> {
         ),
         (
             Query::Up,
-            vector((0..HOSTS).map(|h| {
-                (
-                    format!(
-                        r#""instance":"10.1.{}.{}:9400","job":"x""#,
-                        h / 250,
-                        h % 250
-                    ),
-                    1.0,
-                )
-            })),
+            vector(
+                now,
+                (0..HOSTS).map(|h| {
+                    (
+                        format!(
+                            r#""instance":"10.1.{}.{}:9400","job":"x""#,
+                            h / 250,
+                            h % 250
+                        ),
+                        1.0,
+                    )
+                }),
+            ),
         ),
     ]
 }
@@ -208,71 +251,122 @@ fn ms(s: f64) -> String {
     format!("{:.1} ms", s * 1000.0)
 }
 
+/// CPU seconds this process has used (user + system), from /proc (ticks of 1/100 s).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let ticks: f64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|v| v.parse::<f64>().ok()))
+        .sum();
+    ticks / 100.0
+}
+
+/// Wall and CPU seconds of each phase of one refresh.
+#[derive(Default, Clone, Copy)]
+struct Phases {
+    parse: f64,
+    build: f64,
+    render: f64,
+    wall: f64,
+    cpu: f64,
+}
+
+fn refresh(
+    bodies: &[(Query, String)],
+    grid: Grid,
+    now: f64,
+    cache: &mut DetectorCache,
+) -> (Phases, Vec<String>, usize) {
+    let c0 = cpu_seconds();
+    let t0 = Instant::now();
+    let results = QueryResults {
+        results: bodies
+            .iter()
+            .map(|(q, b)| (*q, parse_answer(200, b.as_bytes())))
+            .collect(),
+        took_s: 0.0,
+    };
+    let t1 = Instant::now();
+    let fleet = build(&results, grid, now, &DetectorConfig::default(), cache);
+    let t2 = Instant::now();
+    let gpus = fleet.gpu_count();
+    let state = FleetState {
+        fleet: Some(Arc::new(fleet)),
+        fetched_at: Some(now),
+        ..Default::default()
+    };
+    let mut app = FleetApp::default();
+    let lines = render_lines(&state, &mut app, "http://prometheus:9090", now, 200, 50);
+    let t3 = Instant::now();
+    // Paging: the next page after PgDn.
+    app.apply(Action::PageDown, gpus);
+    let _ = render_lines(&state, &mut app, "http://prometheus:9090", now, 200, 50);
+    let phases = Phases {
+        parse: (t1 - t0).as_secs_f64(),
+        build: (t2 - t1).as_secs_f64(),
+        render: (t3 - t2).as_secs_f64(),
+        wall: (t3 - t0).as_secs_f64(),
+        cpu: cpu_seconds() - c0,
+    };
+    (phases, lines, gpus)
+}
+
+fn report(what: &str, runs: &mut [Phases]) {
+    runs.sort_by(|a, b| a.wall.total_cmp(&b.wall));
+    let m = runs[runs.len() / 2];
+    println!(
+        "{what}: parse {} · build {} · render one 200×50 page {} · total {} wall, {:.2} s CPU (median of {})",
+        ms(m.parse),
+        ms(m.build),
+        ms(m.render),
+        ms(m.wall),
+        m.cpu,
+        runs.len()
+    );
+}
+
 fn main() {
     let grid = Grid::ending_at(NOW, 600.0, POINTS);
-    let bodies = answers(grid);
+    let bodies = answers(grid, NOW);
+    let later = NOW + 5.0;
+    let grid_later = Grid::ending_at(later, 600.0, POINTS);
+    let bodies_later = answers(grid_later, later);
     let bytes: usize = bodies.iter().map(|(_, b)| b.len()).sum();
     println!(
-        "fleet: {HOSTS} hosts × {GPUS} GPUs, {} answers, {:.1} MiB of JSON ({} points per sparkline, {} raw samples per GPU)",
+        "fleet: {HOSTS} hosts × {GPUS} GPUs ({} behind plain dcgm-exporters), {} answers, {:.1} MiB of JSON ({} points per sparkline, {} raw samples per GPU)",
+        HOSTS / 2 * GPUS,
         bodies.len(),
         bytes as f64 / (1024.0 * 1024.0),
         POINTS,
         RAW_POINTS
     );
-    let mut parse_t = Vec::new();
-    let mut build_t = Vec::new();
-    let mut render_t = Vec::new();
-    let mut total_t = Vec::new();
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
     let mut gpus = 0;
     let mut first_line = String::new();
-    for _ in 0..5 {
-        let t0 = Instant::now();
-        let results = QueryResults {
-            results: bodies
-                .iter()
-                .map(|(q, b)| (*q, parse_answer(200, b.as_bytes())))
-                .collect(),
-            took_s: 0.0,
-        };
-        let t1 = Instant::now();
-        let fleet = build(&results, grid, NOW, &DetectorConfig::default());
-        let t2 = Instant::now();
-        gpus = fleet.gpu_count();
-        let state = FleetState {
-            fleet: Some(Arc::new(fleet)),
-            fetched_at: Some(NOW),
-            ..Default::default()
-        };
-        let mut app = FleetApp::default();
-        let lines = render_lines(&state, &mut app, "http://prometheus:9090", NOW, 200, 50);
-        let t3 = Instant::now();
-        // Paging through the fleet: one more page rendered after PgDn.
-        app.apply(Action::PageDown, gpus);
-        let _ = render_lines(&state, &mut app, "http://prometheus:9090", NOW, 200, 50);
+    for _ in 0..3 {
+        let mut cache = DetectorCache::default();
+        let (p, lines, n) = refresh(&bodies, grid, NOW, &mut cache);
+        cold.push(p);
+        gpus = n;
         first_line = lines.get(3).cloned().unwrap_or_default();
-        parse_t.push((t1 - t0).as_secs_f64());
-        build_t.push((t2 - t1).as_secs_f64());
-        render_t.push((t3 - t2).as_secs_f64());
-        total_t.push((t3 - t0).as_secs_f64());
-        drop(results);
+        // The next refresh, 5 s later: the detectors are fed only the 5 new scrapes.
+        let (p, _, _) = refresh(&bodies_later, grid_later, later, &mut cache);
+        warm.push(p);
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     println!("GPUs in the model: {gpus}");
     println!("first GPU line: {}", first_line.trim_end());
-    println!(
-        "parse {} · build (join, detector on {} dcgm GPUs, sort) {} · render one 200×50 page {} · refresh total {} (median of 5)",
-        ms(median(&mut parse_t)),
-        HOSTS / 2 * GPUS,
-        ms(median(&mut build_t)),
-        ms(median(&mut render_t)),
-        ms(median(&mut total_t)),
+    report(
+        "first refresh (detectors start from 2 min of scrapes)",
+        &mut cold,
     );
-    let worst = total_t.iter().copied().fold(0.0, f64::max);
+    report("each later refresh (5 s of new scrapes)", &mut warm);
+    let worst = warm.iter().map(|p| p.cpu.max(p.wall)).fold(0.0, f64::max);
     println!(
-        "target: refresh ≤ 1 s of CPU — {}",
+        "target: a refresh ≤ 1 s of CPU — {}",
         if worst <= 1.0 { "met" } else { "NOT met" }
     );
 }

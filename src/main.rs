@@ -74,7 +74,12 @@ fn run_fleet(args: &FleetArgs, settings: &Settings) -> anyhow::Result<ExitCode> 
     };
     let client = PromClient::new(&args.prometheus, opts.timeout)?;
     if args.json {
-        let r = fleet::refresh_once(&client, &opts, fleet::unix_now())?;
+        let r = fleet::refresh_once(
+            &client,
+            &opts,
+            fleet::unix_now(),
+            &mut fleet::DetectorCache::default(),
+        )?;
         for p in &r.problems {
             eprintln!("gpulse: {p}");
         }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gpulse::fleet::{refresh_once, FleetOptions, PromClient, Refresher, Source};
+use gpulse::fleet::{refresh_once, DetectorCache, FleetOptions, PromClient, Refresher, Source};
 use gpulse::model::FindingKind;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -54,7 +54,17 @@ fn route(request_line: &str) -> &'static str {
         "DCGM_FI_DEV_GPU_UTIL" if range => "util_range.json",
         "DCGM_FI_DEV_FB_USED" if range => "memory_used_range.json",
         "DCGM_FI_DEV_POWER_USAGE" if range => "power_range.json",
-        "DCGM_FI_DEV_GPU_UTIL%5B120s%5D" => "raw_util.json",
+        "timestamp%28DCGM_FI_DEV_GPU_UTIL%29" => "last_sample.json",
+        "count_over_time%28DCGM_FI_DEV_GPU_UTIL%5B300s%5D%29" => "sample_count.json",
+        "DCGM_FI_DEV_GPU_UTIL%5B30s%5D" => "recent_raw.json",
+        // The raw samples of the GPUs without an exporter verdict (instances in the regex).
+        raw if raw.starts_with("DCGM_FI_DEV_GPU_UTIL%7Binstance%3D~") => {
+            if raw.contains("19401") {
+                "raw_util.json"
+            } else {
+                "raw_util_dcgm.json"
+            }
+        }
         "DCGM_FI_DEV_FB_FREE" => "memory_free.json",
         "gpulse_verdict" => "verdict.json",
         "gpulse_finding_active" => "findings.json",
@@ -146,7 +156,13 @@ fn a_refresh_over_http_finds_every_gpu() {
     for (mode, prefix) in [(Mode::Normal, ""), (Mode::Chunked, "/prometheus")] {
         let server = serve(mode, prefix);
         let c = client(server.port, prefix, 5.0);
-        let r = refresh_once(&c, &FleetOptions::default(), recorded_time()).unwrap();
+        let r = refresh_once(
+            &c,
+            &FleetOptions::default(),
+            recorded_time(),
+            &mut DetectorCache::default(),
+        )
+        .unwrap();
         assert!(r.problems.is_empty(), "{:?}", r.problems);
         assert_eq!(r.fleet.gpu_count(), 4);
         let first = r.fleet.gpus().next().unwrap();
@@ -166,10 +182,12 @@ fn some_queries_failing_give_partial_data_with_the_reason() {
         &client(server.port, "", 5.0),
         &FleetOptions::default(),
         recorded_time(),
+        &mut DetectorCache::default(),
     )
     .unwrap();
     assert_eq!(r.fleet.gpu_count(), 4);
     assert_eq!(r.problems.len(), 4, "{:?}", r.problems);
+    assert!(r.fleet.gpus().all(|g| g.raw_util.len() >= 100));
     assert!(
         r.problems.iter().all(|p| p.contains("unavailable")),
         "{:?}",
@@ -192,6 +210,7 @@ fn prometheus_down_is_an_error_that_names_the_address() {
         &client(port, "", 2.0),
         &FleetOptions::default(),
         recorded_time(),
+        &mut DetectorCache::default(),
     )
     .unwrap_err();
     let msg = e.to_string();
@@ -209,6 +228,7 @@ fn a_stalled_server_times_out_within_the_deadline() {
         &client(server.port, "", 0.5),
         &FleetOptions::default(),
         recorded_time(),
+        &mut DetectorCache::default(),
     )
     .unwrap_err();
     let took = started.elapsed();
@@ -224,6 +244,7 @@ fn a_server_that_is_not_prometheus_says_so() {
         &client(server.port, "", 2.0),
         &FleetOptions::default(),
         recorded_time(),
+        &mut DetectorCache::default(),
     )
     .unwrap_err();
     let msg = e.to_string();

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use gpulse::detector::DetectorConfig;
 use gpulse::fleet::api::{parse_answer, ApiError, ResultType};
 use gpulse::fleet::build::{build, Grid};
-use gpulse::fleet::queries::{Query, QueryResults};
+use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Query, QueryResults};
 use gpulse::fleet::rank;
-use gpulse::fleet::{Fleet, Source};
+use gpulse::fleet::{DetectorCache, Fleet, Source};
 use gpulse::model::FindingKind;
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -24,7 +24,11 @@ fn file_of(q: Query) -> &'static str {
         Query::Util => "util_range.json",
         Query::MemoryUsed => "memory_used_range.json",
         Query::Power => "power_range.json",
-        Query::RawUtil => "raw_util.json",
+        Query::LastSample => "last_sample.json",
+        Query::RecentRaw => "recent_raw.json",
+        Query::SampleCount => "sample_count.json",
+        // The second round asks only for the GPUs no gpulse exporter judges.
+        Query::RawUtil => "raw_util_dcgm.json",
         Query::MemoryFree => "memory_free.json",
         Query::Verdict => "verdict.json",
         Query::Findings => "findings.json",
@@ -52,8 +56,9 @@ fn recorded() -> Recorded {
 
 fn results_with(replace: &[(Query, &str)]) -> QueryResults {
     QueryResults {
-        results: Query::ALL
+        results: Query::FIRST
             .iter()
+            .chain([Query::RawUtil].iter())
             .map(|&q| {
                 let file = replace
                     .iter()
@@ -70,7 +75,13 @@ fn results_with(replace: &[(Query, &str)]) -> QueryResults {
 
 fn fleet_from(results: &QueryResults) -> Fleet {
     let r = recorded();
-    build(results, r.grid, r.time, &DetectorConfig::default())
+    build(
+        results,
+        r.grid,
+        r.time,
+        &DetectorConfig::default(),
+        &mut DetectorCache::default(),
+    )
 }
 
 #[test]
@@ -182,14 +193,23 @@ fn every_gpu_is_joined_grouped_by_host_and_sorted_worst_first() {
     // Memory: FB_USED/FB_FREE are MiB.
     assert_eq!(starving.memory_used_bytes, Some(70_000 * 1024 * 1024));
     assert_eq!(starving.memory_total_bytes, Some(143_000 * 1024 * 1024));
+    // gpulse GPUs: the interval from the last 30 s of raw samples.
     assert_eq!(starving.scrape_interval_seconds, Some(1.0));
+    assert!(
+        (25..=31).contains(&starving.raw_util.len()),
+        "{}",
+        starving.raw_util.len()
+    );
     assert!(starving
         .power_watts
         .is_some_and(|p| (300.0..=600.0).contains(&p)));
     assert!(!starving.is_stale());
-    // The sparkline grid holds the points of the range query (10 min of scrapes were recorded).
+    // The sparkline grid holds the points of the range query (the targets were scraped for the
+    // last ~3 of the 10 minutes: the slots before are gaps, not zeros).
     assert_eq!(starving.util.values.len(), 120);
-    assert!(starving.util.values.iter().filter(|v| v.is_some()).count() >= 110);
+    let filled = starving.util.values.iter().filter(|v| v.is_some()).count();
+    assert!((20..=60).contains(&filled), "{filled}");
+    assert!(starving.util.values[0].is_none());
     assert_eq!(fleet.down_targets, ["127.0.0.1:19403 (dead)"]);
 }
 
@@ -200,7 +220,8 @@ fn a_plain_dcgm_target_gets_its_verdict_from_the_detector() {
     assert_eq!(node_b.len(), 2);
     for g in &node_b {
         assert_eq!(g.source, Source::Dcgm);
-        assert!(g.raw_util.len() >= 60);
+        assert!(g.raw_util.len() >= 100);
+        assert_eq!(g.scrape_interval_seconds, Some(1.0));
         // 1 s scrapes: fine enough that no caveat is needed.
         assert!(g.notes.is_empty(), "{:?}", g.notes);
     }
@@ -218,6 +239,8 @@ fn failed_queries_leave_the_rest_of_the_fleet() {
         (Query::Verdict, "error_unavailable.json"),
         (Query::Findings, "error_unavailable.json"),
         (Query::Power, "error_bad_data.json"),
+        // Without verdicts every instance's raw samples are asked for.
+        (Query::RawUtil, "raw_util.json"),
     ]);
     let problems = results.problems();
     assert_eq!(problems.len(), 3, "{problems:?}");
@@ -233,8 +256,9 @@ fn failed_queries_leave_the_rest_of_the_fleet() {
 
 #[test]
 fn everything_failing_is_an_error_not_an_empty_fleet() {
-    let all: Vec<(Query, &str)> = Query::ALL
+    let all: Vec<(Query, &str)> = Query::FIRST
         .iter()
+        .chain([Query::RawUtil].iter())
         .map(|&q| (q, "error_unavailable.json"))
         .collect();
     let results = results_with(&all);
@@ -280,4 +304,35 @@ fn json_lists_every_gpu_with_the_documented_fields() {
     assert_eq!(gpus[3]["verdict"], "idle");
     // An absent reading is null, never 0.
     assert!(gpus[1]["lost_fraction"].is_null());
+}
+
+#[test]
+fn raw_samples_are_asked_only_for_gpus_without_an_exporter_verdict() {
+    let results = results_with(&[]);
+    let first = QueryResults {
+        results: results
+            .results
+            .into_iter()
+            .filter(|(q, _)| *q != Query::RawUtil)
+            .collect(),
+        took_s: 0.0,
+    };
+    assert_eq!(
+        dcgm_only_instances(&first),
+        Some(vec!["127.0.0.1:19402".to_string()])
+    );
+    let refs = ["127.0.0.1:19402"];
+    assert_eq!(
+        raw_util_promql(Some(&refs), 120.0),
+        "DCGM_FI_DEV_GPU_UTIL{instance=~`127\\.0\\.0\\.1:19402`}[120s]"
+    );
+    // Verdicts failed: every instance is judged by the detector.
+    let failed = results_with(&[(Query::Verdict, "error_unavailable.json")]);
+    assert_eq!(
+        dcgm_only_instances(&failed),
+        Some(vec![
+            "127.0.0.1:19401".to_string(),
+            "127.0.0.1:19402".to_string()
+        ])
+    );
 }

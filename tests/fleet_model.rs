@@ -6,7 +6,7 @@ use gpulse::detector::DetectorConfig;
 use gpulse::fleet::api::{Answer, ResultType, Series};
 use gpulse::fleet::build::{build, Grid};
 use gpulse::fleet::queries::{Query, QueryResults};
-use gpulse::fleet::{dcgm, rank, Fleet, Source};
+use gpulse::fleet::{dcgm, rank, DetectorCache, Fleet, Source};
 use gpulse::model::FindingKind;
 
 const NOW: f64 = 1_800_000_000.0;
@@ -123,6 +123,7 @@ impl World {
             Grid::ending_at(NOW, 600.0, 120),
             NOW,
             &DetectorConfig::default(),
+            &mut DetectorCache::default(),
         )
     }
 }
@@ -284,4 +285,32 @@ fn series_without_a_gpu_label_are_ignored() {
     w.raw
         .push(series(&[("instance", "x:1")], scrapes(1.0, 10.0, |_| 1.0)));
     assert_eq!(w.fleet().gpu_count(), 0);
+}
+
+#[test]
+fn the_detector_cache_feeds_only_new_scrapes_and_agrees_with_a_replay() {
+    // 4 s of work, 4 s of waiting, scraped every second.
+    let pattern = |t: f64| {
+        if (t - NOW).rem_euclid(8.0) < 4.0 {
+            100.0
+        } else {
+            0.0
+        }
+    };
+    let all = scrapes(1.0, 130.0, pattern);
+    let first = &all[..=120];
+    let second = &all[10..];
+    let key = ("dcgm:9400".to_string(), "0".to_string());
+    let cfg = DetectorConfig::default();
+    let mut cache = DetectorCache::default();
+    let a = cache.judge(&key, first, 0, "NVIDIA H200", "h", None, &cfg);
+    assert!(a.verdict.is_some());
+    let b = cache.judge(&key, second, 0, "NVIDIA H200", "h", None, &cfg);
+    assert_eq!(cache.len(), 1);
+    let replay = dcgm::detect(&all, 0, "NVIDIA H200", "h", None, &cfg);
+    assert_eq!(b, replay);
+    // A series that does not continue (the target was away longer than the window) starts afresh.
+    let later: Vec<(f64, f64)> = all.iter().map(|&(t, v)| (t + 1000.0, v)).collect();
+    let c = cache.judge(&key, &later, 0, "NVIDIA H200", "h", None, &cfg);
+    assert_eq!(c, dcgm::detect(&later, 0, "NVIDIA H200", "h", None, &cfg));
 }

@@ -4,13 +4,13 @@
 //! A GPU is identified by its `instance` and `gpu` labels; the same UUID exported by both a gpulse
 //! exporter and a dcgm-exporter is shown once, from gpulse.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::detector::DetectorConfig;
 use crate::model::{FindingKind, Severity};
 
 use super::api::Series;
-use super::dcgm;
+use super::dcgm::{self, DetectorCache};
 use super::model::{Fleet, FleetFinding, FleetGpu, Source, Trace};
 use super::queries::{Query, QueryResults};
 use super::rank;
@@ -43,83 +43,46 @@ impl Grid {
 }
 
 /// Build the fleet from one round of answers evaluated at `now`.
-pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorConfig) -> Fleet {
-    let mut gpus: HashMap<(String, String), FleetGpu> = HashMap::new();
-    let mut order: Vec<(String, String)> = Vec::new();
-    let mut gpulse_seen: HashMap<(String, String), bool> = HashMap::new();
+///
+/// `cache` keeps the detectors of dcgm-only GPUs between refreshes (pass a fresh one for a
+/// one-off answer).
+pub fn build(
+    results: &QueryResults,
+    grid: Grid,
+    now: f64,
+    detector: &DetectorConfig,
+    cache: &mut DetectorCache,
+) -> Fleet {
+    // GPUs by (instance, gpu), keyed by strings borrowed from the answers (no copies per lookup).
+    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut gpus: Vec<FleetGpu> = Vec::new();
+    let mut from_gpulse: Vec<bool> = Vec::new();
 
-    let mut entry = |s: &Series| -> Option<(String, String)> {
-        let gpu = s.label("gpu")?.to_string();
-        let instance = s.label("instance").unwrap_or_default().to_string();
-        let key = (instance.clone(), gpu.clone());
-        let g = gpus.entry(key.clone()).or_insert_with(|| {
-            order.push(key.clone());
-            FleetGpu {
-                hostname: instance.clone(),
-                instance,
-                job: None,
-                gpu,
-                uuid: None,
-                model: None,
-                source: Source::Dcgm,
-                verdict: None,
-                findings: Vec::new(),
-                utilization_gpu: None,
-                memory_used_bytes: None,
-                memory_total_bytes: None,
-                power_watts: None,
-                lost_fraction: None,
-                starvation_period_seconds: None,
-                scrape_interval_seconds: None,
-                last_sample_age_seconds: None,
-                notes: Vec::new(),
-                util: grid.trace(),
-                memory_used: grid.trace(),
-                power: grid.trace(),
-                raw_util: Vec::new(),
-            }
-        });
-        if let Some(h) = s.label("Hostname").filter(|h| !h.is_empty()) {
-            g.hostname = h.to_string();
-        }
-        if g.job.is_none() {
-            g.job = s.label("job").map(str::to_string);
-        }
-        if g.uuid.is_none() {
-            g.uuid = s
-                .label("UUID")
-                .filter(|u| !u.is_empty())
-                .map(str::to_string);
-        }
-        if g.model.is_none() {
-            g.model = s
-                .label("modelName")
-                .filter(|m| !m.is_empty())
-                .map(str::to_string);
-        }
-        Some(key)
-    };
-
-    // Create every GPU any device series names, with its labels.
-    for q in [Query::Util, Query::MemoryUsed, Query::Power, Query::RawUtil] {
+    // Create every GPU any device series names, with its labels; then the gpulse_* ones.
+    for q in [
+        Query::Util,
+        Query::MemoryUsed,
+        Query::Power,
+        Query::LastSample,
+        Query::RecentRaw,
+        Query::SampleCount,
+        Query::RawUtil,
+        Query::Verdict,
+        Query::Findings,
+    ] {
+        let gpulse = matches!(q, Query::Verdict | Query::Findings);
         for s in results.series(q) {
-            entry(s);
+            let Some(k) = key_of(s) else { continue };
+            let i = *index.entry(k).or_insert_with(|| {
+                gpus.push(new_gpu(k, grid));
+                from_gpulse.push(false);
+                gpus.len() - 1
+            });
+            take_labels(&mut gpus[i], s);
+            from_gpulse[i] |= gpulse;
         }
     }
-    for q in [Query::Verdict, Query::Findings] {
-        for s in results.series(q) {
-            if let Some(k) = entry(s) {
-                gpulse_seen.insert(k, true);
-            }
-        }
-    }
-
-    let key_of = |s: &Series| -> Option<(String, String)> {
-        Some((
-            s.label("instance").unwrap_or_default().to_string(),
-            s.label("gpu")?.to_string(),
-        ))
-    };
+    let find = |s: &Series| key_of(s).and_then(|k| index.get(&k).copied());
 
     for (q, scale) in [
         (Query::Util, 1.0),
@@ -127,43 +90,56 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
         (Query::Power, 1.0),
     ] {
         for s in results.series(q) {
-            let Some(g) = key_of(s).and_then(|k| gpus.get_mut(&k)) else {
-                continue;
-            };
+            let Some(i) = find(s) else { continue };
+            let g = &mut gpus[i];
             let trace = match q {
                 Query::Util => &mut g.util,
                 Query::MemoryUsed => &mut g.memory_used,
                 _ => &mut g.power,
             };
-            if scale == 1.0 {
-                trace.fill(&s.points);
-            } else {
-                let scaled: Vec<(f64, f64)> =
-                    s.points.iter().map(|&(t, v)| (t, v * scale)).collect();
-                trace.fill(&scaled);
+            trace.fill_scaled(&s.points, scale);
+        }
+    }
+    let mut last_sample: Vec<Option<f64>> = vec![None; gpus.len()];
+    for s in results.series(Query::LastSample) {
+        if let (Some(i), Some(t)) = (find(s), s.last_value().filter(|v| v.is_finite())) {
+            last_sample[i] = Some(t);
+        }
+    }
+    // The interval: from raw samples where there are two or more, else from a count.
+    for s in results.series(Query::SampleCount) {
+        if let (Some(i), Some(n)) = (find(s), s.last_value().filter(|v| *v >= 2.0)) {
+            gpus[i].scrape_interval_seconds = Some(super::queries::COUNT_WINDOW_S / n);
+        }
+    }
+    // Raw samples: the recent ones of every GPU, then the detector's longer span where asked.
+    for s in results
+        .series(Query::RecentRaw)
+        .chain(results.series(Query::RawUtil))
+    {
+        if let Some(i) = find(s) {
+            let g = &mut gpus[i];
+            g.raw_util = s.points.clone();
+            if let Some(iv) = dcgm::median_interval(&s.points) {
+                g.scrape_interval_seconds = Some(iv);
             }
         }
     }
-    for s in results.series(Query::RawUtil) {
-        if let Some(g) = key_of(s).and_then(|k| gpus.get_mut(&k)) {
-            g.raw_util = s.points.clone();
-            g.scrape_interval_seconds = dcgm::median_interval(&s.points);
-        }
-    }
-    let mut free: HashMap<(String, String), f64> = HashMap::new();
+    let mut free: Vec<Option<f64>> = vec![None; gpus.len()];
     for s in results.series(Query::MemoryFree) {
-        if let (Some(k), Some(v)) = (key_of(s), s.last_value().filter(|v| v.is_finite())) {
-            free.insert(k, v * MIB);
+        if let (Some(i), Some(v)) = (find(s), s.last_value().filter(|v| v.is_finite())) {
+            free[i] = Some(v * MIB);
         }
     }
     for s in results.series(Query::Verdict) {
-        let (Some(g), Some(v)) = (key_of(s).and_then(|k| gpus.get_mut(&k)), s.last_value()) else {
+        let (Some(i), Some(v)) = (find(s), s.last_value()) else {
             continue;
         };
         let Some(kind) = s.label("verdict").and_then(FindingKind::parse) else {
             continue;
         };
         if v > 0.0 {
+            let g = &mut gpus[i];
             // Several set verdicts (should not happen): keep the worst.
             g.verdict = Some(match g.verdict {
                 Some(old) if rank_of(old) <= rank_of(kind) => old,
@@ -172,12 +148,13 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
         }
     }
     for s in results.series(Query::Findings) {
-        let (Some(g), Some(v)) = (key_of(s).and_then(|k| gpus.get_mut(&k)), s.last_value()) else {
+        let (Some(i), Some(v)) = (find(s), s.last_value()) else {
             continue;
         };
         let Some(kind) = s.label("kind").and_then(FindingKind::parse) else {
             continue;
         };
+        let g = &mut gpus[i];
         if v > 0.0 && !g.findings.iter().any(|f| f.kind == kind) {
             let severity = match s.label("severity") {
                 Some("high") => Severity::High,
@@ -193,31 +170,28 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
         }
     }
     // Lost fraction and period are published per finding kind (`kind` label).
-    let mut evidence: HashMap<(String, String), Evidence> = HashMap::new();
+    let mut evidence: Vec<Evidence> = (0..gpus.len()).map(|_| Evidence::default()).collect();
     for (q, is_lost) in [
         (Query::LostFraction, true),
         (Query::StarvationPeriod, false),
     ] {
         for s in results.series(q) {
-            let (Some(k), Some(v)) = (key_of(s), s.last_value().filter(|v| v.is_finite())) else {
+            let (Some(i), Some(v)) = (find(s), s.last_value().filter(|v| v.is_finite())) else {
                 continue;
             };
             let kind = s.label("kind").and_then(FindingKind::parse);
-            let e = evidence.entry(k).or_default();
             if is_lost {
-                e.lost.push((kind, v));
+                evidence[i].lost.push((kind, v));
             } else {
-                e.period.push((kind, v));
+                evidence[i].period.push((kind, v));
             }
         }
     }
 
-    let mut out: Vec<FleetGpu> = Vec::with_capacity(order.len());
-    for key in order {
-        let Some(mut g) = gpus.remove(&key) else {
-            continue;
-        };
-        if gpulse_seen.contains_key(&key) {
+    let mut out: Vec<FleetGpu> = Vec::with_capacity(gpus.len());
+    let mut dcgm_seen: HashSet<(String, String)> = HashSet::new();
+    for (i, mut g) in gpus.into_iter().enumerate() {
+        if from_gpulse[i] {
             g.source = Source::Gpulse;
         }
         g.utilization_gpu = g
@@ -228,7 +202,7 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
             .or_else(|| g.util.last());
         g.memory_used_bytes = g.memory_used.last().map(|v| v.round() as u64);
         g.power_watts = g.power.last();
-        g.memory_total_bytes = match (g.memory_used.last(), free.get(&key)) {
+        g.memory_total_bytes = match (g.memory_used.last(), free[i]) {
             (Some(u), Some(f)) => Some((u + f).round() as u64),
             _ => None,
         };
@@ -237,12 +211,13 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
             .last()
             .map(|p| p.0)
             .into_iter()
+            .chain(last_sample[i])
             .chain(g.util.last_time())
             .reduce(f64::max);
         g.last_sample_age_seconds = newest.map(|t| (now - t).max(0.0));
         match g.source {
             Source::Gpulse => {
-                let e = evidence.remove(&key).unwrap_or_default();
+                let e = std::mem::take(&mut evidence[i]);
                 let main = g.verdict.filter(|v| rank_of(*v) < 2);
                 g.lost_fraction = e.lost_of(main);
                 g.starvation_period_seconds = e.period_of(main);
@@ -251,7 +226,10 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
             Source::Dcgm => {
                 let index = g.gpu.parse().unwrap_or(0);
                 let name = g.model.clone().unwrap_or_default();
-                let d = dcgm::detect(
+                let key = (g.instance.clone(), g.gpu.clone());
+                dcgm_seen.insert(key.clone());
+                let d = cache.judge(
+                    &key,
                     &g.raw_util,
                     index,
                     &name,
@@ -277,6 +255,7 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
         }
         out.push(g);
     }
+    cache.retain(&dcgm_seen);
     let out = dedupe_by_uuid(out);
     let mut down_targets: Vec<String> = results
         .series(Query::Up)
@@ -294,6 +273,62 @@ pub fn build(results: &QueryResults, grid: Grid, now: f64, detector: &DetectorCo
         time: now,
         hosts: rank::group(out),
         down_targets,
+    }
+}
+
+/// `(instance, gpu)` of a series; `None` without a `gpu` label.
+fn key_of(s: &Series) -> Option<(&str, &str)> {
+    Some((s.label("instance").unwrap_or_default(), s.label("gpu")?))
+}
+
+fn new_gpu((instance, gpu): (&str, &str), grid: Grid) -> FleetGpu {
+    FleetGpu {
+        instance: instance.to_string(),
+        hostname: instance.to_string(),
+        job: None,
+        gpu: gpu.to_string(),
+        uuid: None,
+        model: None,
+        source: Source::Dcgm,
+        verdict: None,
+        findings: Vec::new(),
+        utilization_gpu: None,
+        memory_used_bytes: None,
+        memory_total_bytes: None,
+        power_watts: None,
+        lost_fraction: None,
+        starvation_period_seconds: None,
+        scrape_interval_seconds: None,
+        last_sample_age_seconds: None,
+        notes: Vec::new(),
+        util: grid.trace(),
+        memory_used: grid.trace(),
+        power: grid.trace(),
+        raw_util: Vec::new(),
+    }
+}
+
+/// Host, job, UUID and model from a device series, where not known yet.
+fn take_labels(g: &mut FleetGpu, s: &Series) {
+    if g.hostname == g.instance {
+        if let Some(h) = s.label("Hostname").filter(|h| !h.is_empty()) {
+            g.hostname = h.to_string();
+        }
+    }
+    if g.job.is_none() {
+        g.job = s.label("job").map(str::to_string);
+    }
+    if g.uuid.is_none() {
+        g.uuid = s
+            .label("UUID")
+            .filter(|u| !u.is_empty())
+            .map(str::to_string);
+    }
+    if g.model.is_none() {
+        g.model = s
+            .label("modelName")
+            .filter(|m| !m.is_empty())
+            .map(str::to_string);
     }
 }
 

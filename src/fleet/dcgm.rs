@@ -5,6 +5,8 @@
 //! detector then gives the verdict and findings. A scrape only sees one utilization value per
 //! interval, so a pattern shorter than a few intervals cannot be resolved: the result says so.
 
+use std::collections::HashMap;
+
 use crate::detector::DetectorConfig;
 use crate::engine::{Engine, EngineConfig};
 use crate::model::{DeviceInfo, FindingKind, GpuReading, GpuStatus, Metrics, Sample, SystemInfo};
@@ -74,97 +76,207 @@ pub fn detect(
     memory_total_bytes: Option<u64>,
     detector: &DetectorConfig,
 ) -> DcgmVerdict {
-    let Some(interval) = median_interval(points) else {
-        return DcgmVerdict {
-            verdict: None,
-            findings: Vec::new(),
-            note: Some("fewer than two scrapes so far: no verdict yet".into()),
-        };
-    };
-    let span =
-        points.last().map(|p| p.0).unwrap_or(0.0) - points.first().map(|p| p.0).unwrap_or(0.0);
-    let system = SystemInfo {
-        hostname: hostname.to_string(),
-        backend: "prometheus".into(),
-        devices: vec![DeviceInfo {
-            index: gpu,
-            name: name.to_string(),
-            memory_total_bytes,
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    let mut engine = Engine::new(
-        system,
-        EngineConfig {
-            interval_s: interval,
-            retention_s: (span + 2.0 * interval).max(detector.window_s),
-            detector: detector.clone(),
-        },
-    );
-    let mut previous: Option<f64> = None;
-    for &(t, v) in points {
-        // A gap of more than two intervals is a missed scrape: the GPU was not read then.
-        if let Some(p) = previous {
-            let mut missing = p + interval;
-            while t - missing > 0.5 * interval && missing < t {
-                engine.ingest(Sample {
-                    t: missing,
-                    gpus: vec![GpuReading::empty(gpu, GpuStatus::Stale { since: p })],
-                    ..Default::default()
-                });
-                missing += interval;
-            }
+    match DcgmTracker::new(points, gpu, name, hostname, memory_total_bytes, detector) {
+        Some(mut t) => {
+            t.feed(points);
+            t.verdict()
         }
-        previous = Some(t);
-        let reading = if v.is_finite() {
-            GpuReading {
-                index: gpu,
-                status: GpuStatus::Ok,
-                metrics: Metrics {
-                    util_gpu: Some(v),
-                    ..Default::default()
-                },
-                ..Default::default()
-            }
-        } else {
-            GpuReading::empty(gpu, GpuStatus::Stale { since: t })
-        };
-        engine.ingest(Sample {
-            t,
-            gpus: vec![reading],
-            ..Default::default()
-        });
+        None => too_few(),
     }
-    let note = resolution_note(interval);
-    let snap = engine.snapshot();
-    let Some(g) = snap.gpus.first() else {
-        return DcgmVerdict {
-            verdict: None,
-            findings: Vec::new(),
-            note,
+}
+
+fn too_few() -> DcgmVerdict {
+    DcgmVerdict {
+        verdict: None,
+        findings: Vec::new(),
+        note: Some("fewer than two scrapes so far: no verdict yet".into()),
+    }
+}
+
+/// One dcgm-only GPU's detector, kept between refreshes so each refresh feeds only the samples
+/// scraped since the last one (the detector is incremental; replaying minutes of samples every
+/// refresh would cost the whole window each time).
+pub struct DcgmTracker {
+    engine: Engine,
+    gpu: u32,
+    interval: f64,
+    last_t: Option<f64>,
+}
+
+impl DcgmTracker {
+    /// A detector for samples spaced like `points`; `None` with fewer than two samples.
+    pub fn new(
+        points: &[(f64, f64)],
+        gpu: u32,
+        name: &str,
+        hostname: &str,
+        memory_total_bytes: Option<u64>,
+        detector: &DetectorConfig,
+    ) -> Option<DcgmTracker> {
+        let interval = median_interval(points)?;
+        let span =
+            points.last().map(|p| p.0).unwrap_or(0.0) - points.first().map(|p| p.0).unwrap_or(0.0);
+        let system = SystemInfo {
+            hostname: hostname.to_string(),
+            backend: "prometheus".into(),
+            devices: vec![DeviceInfo {
+                index: gpu,
+                name: name.to_string(),
+                memory_total_bytes,
+                ..Default::default()
+            }],
+            ..Default::default()
         };
-    };
-    let findings = g
-        .findings
-        .iter()
-        .map(|f| {
-            let mut summary = f.summary.clone();
-            if let Some(n) = &note {
-                summary = format!("{summary} ({n})");
+        let engine = Engine::new(
+            system,
+            EngineConfig {
+                interval_s: interval,
+                retention_s: (span + 2.0 * interval).max(detector.window_s),
+                detector: detector.clone(),
+            },
+        );
+        Some(DcgmTracker {
+            engine,
+            gpu,
+            interval,
+            last_t: None,
+        })
+    }
+
+    /// Whether `points` continue what was fed before at the same spacing (else start afresh).
+    pub fn continues(&self, points: &[(f64, f64)]) -> bool {
+        let (Some(last), Some(first)) = (self.last_t, points.first()) else {
+            return false;
+        };
+        let same_spacing = median_interval(points)
+            .is_some_and(|iv| (iv - self.interval).abs() <= 0.25 * self.interval);
+        same_spacing && first.0 <= last + 1.5 * self.interval
+    }
+
+    /// Feed the samples newer than the last one fed, filling missed scrapes as absent readings.
+    pub fn feed(&mut self, points: &[(f64, f64)]) {
+        let (gpu, interval) = (self.gpu, self.interval);
+        for &(t, v) in points {
+            if self.last_t.is_some_and(|l| t <= l) {
+                continue;
             }
-            FleetFinding {
+            // A gap of more than one interval is a missed scrape: the GPU was not read then.
+            if let Some(p) = self.last_t {
+                let mut missing = p + interval;
+                while t - missing > 0.5 * interval {
+                    self.engine.ingest(Sample {
+                        t: missing,
+                        gpus: vec![GpuReading::empty(gpu, GpuStatus::Stale { since: p })],
+                        ..Default::default()
+                    });
+                    missing += interval;
+                }
+            }
+            self.last_t = Some(t);
+            let reading = if v.is_finite() {
+                GpuReading {
+                    index: gpu,
+                    status: GpuStatus::Ok,
+                    metrics: Metrics {
+                        util_gpu: Some(v),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                }
+            } else {
+                GpuReading::empty(gpu, GpuStatus::Stale { since: t })
+            };
+            self.engine.ingest(Sample {
+                t,
+                gpus: vec![reading],
+                ..Default::default()
+            });
+        }
+    }
+
+    /// The detector's verdict and findings now.
+    pub fn verdict(&self) -> DcgmVerdict {
+        let note = resolution_note(self.interval);
+        let snap = self.engine.snapshot();
+        let Some(g) = snap.gpus.first() else {
+            return DcgmVerdict {
+                verdict: None,
+                findings: Vec::new(),
+                note,
+            };
+        };
+        let findings = g
+            .findings
+            .iter()
+            .map(|f| FleetFinding {
                 kind: f.kind,
                 severity: f.severity,
-                summary,
+                summary: match &note {
+                    Some(n) => format!("{} ({n})", f.summary),
+                    None => f.summary.clone(),
+                },
                 advice: f.advice.clone(),
+            })
+            .collect();
+        DcgmVerdict {
+            verdict: Some(g.verdict),
+            findings,
+            note,
+        }
+    }
+}
+
+/// The detectors of the dcgm-only GPUs, by `(instance, gpu)`, kept from one refresh to the next.
+#[derive(Default)]
+pub struct DetectorCache {
+    trackers: HashMap<(String, String), DcgmTracker>,
+}
+
+impl DetectorCache {
+    /// The verdict of GPU `key` after feeding it `points` (only the new ones when it continues).
+    #[allow(clippy::too_many_arguments)]
+    pub fn judge(
+        &mut self,
+        key: &(String, String),
+        points: &[(f64, f64)],
+        gpu: u32,
+        name: &str,
+        hostname: &str,
+        memory_total_bytes: Option<u64>,
+        detector: &DetectorConfig,
+    ) -> DcgmVerdict {
+        let keep = self.trackers.get(key).is_some_and(|t| t.continues(points));
+        if !keep {
+            match DcgmTracker::new(points, gpu, name, hostname, memory_total_bytes, detector) {
+                Some(t) => {
+                    self.trackers.insert(key.clone(), t);
+                }
+                None => {
+                    self.trackers.remove(key);
+                    return too_few();
+                }
             }
-        })
-        .collect();
-    DcgmVerdict {
-        verdict: Some(g.verdict),
-        findings,
-        note,
+        }
+        match self.trackers.get_mut(key) {
+            Some(t) => {
+                t.feed(points);
+                t.verdict()
+            }
+            None => too_few(),
+        }
+    }
+
+    /// Forget GPUs not in `seen` (gone from Prometheus or now exported by gpulse).
+    pub fn retain(&mut self, seen: &std::collections::HashSet<(String, String)>) {
+        self.trackers.retain(|k, _| seen.contains(k));
+    }
+
+    pub fn len(&self) -> usize {
+        self.trackers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.trackers.is_empty()
     }
 }
 

@@ -28,6 +28,7 @@ use thiserror::Error;
 use crate::detector::DetectorConfig;
 
 pub use api::PromClient;
+pub use dcgm::DetectorCache;
 pub use model::{Fleet, FleetFinding, FleetGpu, FleetHost, Source, Trace};
 pub use refresh::{FleetState, Refresher};
 
@@ -78,10 +79,13 @@ pub struct Refresh {
 }
 
 /// Ask Prometheus once, at `now` (unix seconds).
+///
+/// `cache` keeps the detectors of dcgm-only GPUs from one refresh to the next.
 pub fn refresh_once(
     client: &PromClient,
     opts: &FleetOptions,
     now: f64,
+    cache: &mut dcgm::DetectorCache,
 ) -> Result<Refresh, FleetError> {
     let grid = build::Grid::ending_at(now, opts.window_s, opts.points);
     let results = queries::fetch(client, grid, now, opts.raw_window_s);
@@ -91,7 +95,7 @@ pub fn refresh_once(
             reason: e.to_string(),
         });
     }
-    let fleet = build::build(&results, grid, now, &opts.detector);
+    let fleet = build::build(&results, grid, now, &opts.detector, cache);
     Ok(Refresh {
         fleet,
         problems: results.problems(),

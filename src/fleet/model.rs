@@ -72,6 +72,19 @@ impl Trace {
         }
     }
 
+    /// [`Trace::fill`] with every value multiplied by `scale` (e.g. MiB to bytes).
+    pub fn fill_scaled(&mut self, points: &[(f64, f64)], scale: f64) {
+        if self.step <= 0.0 {
+            return;
+        }
+        for &(t, v) in points {
+            let slot = ((t - self.start) / self.step).round();
+            if v.is_finite() && slot >= 0.0 && (slot as usize) < self.values.len() {
+                self.values[slot as usize] = Some(v * scale);
+            }
+        }
+    }
+
     /// The newest value present.
     pub fn last(&self) -> Option<f64> {
         self.values.iter().rev().find_map(|v| *v)

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::{refresh_once, unix_now, Fleet, FleetOptions, PromClient};
+use super::{refresh_once, unix_now, DetectorCache, Fleet, FleetOptions, PromClient};
 
 /// What the screen shows: the newest good data and the state of the refreshes.
 #[derive(Debug, Clone, Default)]
@@ -54,27 +54,30 @@ impl Refresher {
         let stop_thread = stop.clone();
         thread::Builder::new()
             .name("gpulse-fleet-refresh".into())
-            .spawn(move || loop {
-                tx.send_modify(|s| s.in_flight_since = Some(unix_now()));
-                let now = unix_now();
-                let outcome = refresh_once(&client, &opts, now);
-                if stop_thread.load(Ordering::Relaxed) {
-                    return;
-                }
-                // Take the current state out of the lock before sending (send takes the lock).
-                let current = tx.borrow().clone();
-                let alive = tx.send(apply(current, outcome, now)).is_ok();
-                if !alive {
-                    return;
-                }
-                match wake_rx.recv_timeout(Duration::from_secs_f64(opts.refresh_s.max(0.1))) {
-                    Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
-                }
-                // Several wake-ups while busy make one refresh.
-                while wake_rx.try_recv().is_ok() {}
-                if stop_thread.load(Ordering::Relaxed) {
-                    return;
+            .spawn(move || {
+                let mut detectors = DetectorCache::default();
+                loop {
+                    tx.send_modify(|s| s.in_flight_since = Some(unix_now()));
+                    let now = unix_now();
+                    let outcome = refresh_once(&client, &opts, now, &mut detectors);
+                    if stop_thread.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    // Take the current state out of the lock before sending (send takes the lock).
+                    let current = tx.borrow().clone();
+                    let alive = tx.send(apply(current, outcome, now)).is_ok();
+                    if !alive {
+                        return;
+                    }
+                    match wake_rx.recv_timeout(Duration::from_secs_f64(opts.refresh_s.max(0.1))) {
+                        Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                    }
+                    // Several wake-ups while busy make one refresh.
+                    while wake_rx.try_recv().is_ok() {}
+                    if stop_thread.load(Ordering::Relaxed) {
+                        return;
+                    }
                 }
             })?;
         Ok(Refresher {

@@ -6,7 +6,7 @@ use crate::detector::DetectorConfig;
 use crate::fleet::api::parse_answer;
 use crate::fleet::build::{build, Grid};
 use crate::fleet::queries::{Query, QueryResults};
-use crate::fleet::{Fleet, FleetHost, FleetState};
+use crate::fleet::{DetectorCache, Fleet, FleetHost, FleetState};
 
 use super::app::{Action, FleetApp};
 
@@ -25,11 +25,14 @@ fn recorded_fleet() -> Fleet {
     let meta: serde_json::Value =
         serde_json::from_slice(fixture!("recorded.json")).expect("recorded.json");
     let time = meta["time"].as_f64().unwrap_or_default();
-    let files: [(Query, &[u8]); 10] = [
+    let files: [(Query, &[u8]); 13] = [
         (Query::Util, fixture!("util_range.json")),
         (Query::MemoryUsed, fixture!("memory_used_range.json")),
         (Query::Power, fixture!("power_range.json")),
-        (Query::RawUtil, fixture!("raw_util.json")),
+        (Query::LastSample, fixture!("last_sample.json")),
+        (Query::RecentRaw, fixture!("recent_raw.json")),
+        (Query::SampleCount, fixture!("sample_count.json")),
+        (Query::RawUtil, fixture!("raw_util_dcgm.json")),
         (Query::MemoryFree, fixture!("memory_free.json")),
         (Query::Verdict, fixture!("verdict.json")),
         (Query::Findings, fixture!("findings.json")),
@@ -49,6 +52,7 @@ fn recorded_fleet() -> Fleet {
         Grid::ending_at(time, 600.0, 120),
         time,
         &DetectorConfig::default(),
+        &mut DetectorCache::default(),
     )
 }
 
@@ -187,7 +191,11 @@ fn enter_opens_the_history_and_findings_of_the_selected_gpu() {
     );
     let text = lines.join("\n");
     assert!(text.contains("utilization, last"), "{text}");
-    assert!(text.contains("every scrape"), "{text}");
+    // A gpulse exporter's GPU: the last 30 s of scrapes (its verdict comes from the exporter).
+    assert!(
+        text.contains("utilization, last 29 s, every scrape"),
+        "{text}"
+    );
     assert!(
         text.contains(
             "• input starvation (warn): input starvation, a dip every 4.0 s, 50% of the time lost"
@@ -198,4 +206,13 @@ fn enter_opens_the_history_and_findings_of_the_selected_gpu() {
     app.apply(Action::Back, 4);
     let lines = draw(&s, &mut app, 100, 30);
     assert!(lines[0].starts_with("gpulse fleet"));
+    // A dcgm-exporter GPU shows the scrapes the detector read.
+    app.apply(Action::Bottom, 4);
+    app.apply(Action::Open, 4);
+    let text = draw(&s, &mut app, 100, 30).join("\n");
+    assert!(text.contains("node-b · GPU 0"), "{text}");
+    assert!(
+        text.contains("utilization, last 2 min, every scrape"),
+        "{text}"
+    );
 }
