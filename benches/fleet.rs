@@ -21,7 +21,7 @@ use gpulse::tui::fleet::render_lines;
 const HOSTS: usize = 1000;
 const GPUS: usize = 8;
 const NOW: f64 = 1_800_000_000.0;
-const POINTS: usize = 120;
+const POINTS: usize = 60;
 const RAW_POINTS: usize = 120;
 
 fn labels(h: usize, g: usize) -> String {
@@ -272,6 +272,8 @@ struct Phases {
     render: f64,
     wall: f64,
     cpu: f64,
+    parse_cpu: f64,
+    build_cpu: f64,
 }
 
 fn refresh(
@@ -290,8 +292,10 @@ fn refresh(
         took_s: 0.0,
     };
     let t1 = Instant::now();
+    let c1 = cpu_seconds();
     let fleet = build(&results, grid, now, &DetectorConfig::default(), cache);
     let t2 = Instant::now();
+    let c2 = cpu_seconds();
     let gpus = fleet.gpu_count();
     let state = FleetState {
         fleet: Some(Arc::new(fleet)),
@@ -310,6 +314,8 @@ fn refresh(
         render: (t3 - t2).as_secs_f64(),
         wall: (t3 - t0).as_secs_f64(),
         cpu: cpu_seconds() - c0,
+        parse_cpu: c1 - c0,
+        build_cpu: c2 - c1,
     };
     (phases, lines, gpus)
 }
@@ -318,9 +324,11 @@ fn report(what: &str, runs: &mut [Phases]) {
     runs.sort_by(|a, b| a.wall.total_cmp(&b.wall));
     let m = runs[runs.len() / 2];
     println!(
-        "{what}: parse {} · build {} · render one 200×50 page {} · total {} wall, {:.2} s CPU (median of {})",
+        "{what}: parse {} ({:.2} s CPU) · build {} ({:.2} s CPU) · render one 200×50 page {} · total {} wall, {:.2} s CPU (median of {})",
         ms(m.parse),
+        m.parse_cpu,
         ms(m.build),
+        m.build_cpu,
         ms(m.render),
         ms(m.wall),
         m.cpu,
@@ -364,9 +372,9 @@ fn main() {
         &mut cold,
     );
     report("each later refresh (5 s of new scrapes)", &mut warm);
-    let worst = warm.iter().map(|p| p.cpu.max(p.wall)).fold(0.0, f64::max);
+    let worst = warm.iter().map(|p| p.cpu).fold(0.0, f64::max);
     println!(
-        "target: a refresh ≤ 1 s of CPU — {}",
+        "target: a refresh ≤ 1 s of CPU — {} (worst later refresh {worst:.2} s CPU)",
         if worst <= 1.0 { "met" } else { "NOT met" }
     );
 }

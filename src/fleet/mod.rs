@@ -52,7 +52,7 @@ impl Default for FleetOptions {
     fn default() -> Self {
         FleetOptions {
             window_s: 600.0,
-            points: 120,
+            points: 60,
             raw_window_s: 120.0,
             refresh_s: 5.0,
             timeout: Duration::from_secs(5),
