@@ -421,13 +421,16 @@ pub fn ago(s: f64) -> String {
     }
 }
 
-/// Squeeze (or keep) `values` into `width` buckets; each bucket shows its highest value.
+/// Fit `values` to `width` columns spanning the same time: several values per column show their
+/// highest; fewer values than columns are stretched, so the newest always sits at the right edge.
 pub fn resample(values: &[Option<f64>], width: usize) -> Vec<Option<f64>> {
     if width == 0 || values.is_empty() {
         return Vec::new();
     }
     if values.len() <= width {
-        return values.to_vec();
+        return (0..width)
+            .map(|c| values[c * values.len() / width])
+            .collect();
     }
     (0..width)
         .map(|b| {

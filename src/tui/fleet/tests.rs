@@ -216,3 +216,17 @@ fn enter_opens_the_history_and_findings_of_the_selected_gpu() {
         "{text}"
     );
 }
+
+#[test]
+fn sparklines_span_their_width_whatever_the_number_of_points() {
+    use super::render::resample;
+    let v = [Some(1.0), None, Some(3.0)];
+    assert_eq!(
+        resample(&v, 6),
+        [Some(1.0), Some(1.0), None, None, Some(3.0), Some(3.0)]
+    );
+    let many: Vec<Option<f64>> = (0..10).map(|i| Some(i as f64)).collect();
+    assert_eq!(resample(&many, 2), [Some(4.0), Some(9.0)]);
+    assert_eq!(resample(&many, 10), many);
+    assert!(resample(&[], 5).is_empty());
+}
