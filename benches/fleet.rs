@@ -336,6 +336,39 @@ fn report(what: &str, runs: &mut [Phases]) {
     );
 }
 
+/// Serve `body` once per connection on loopback, in 32 KiB chunks (as Prometheus's Go server
+/// sends a large answer), and time `PromClient` reading it.
+fn http_read_seconds(body: &str) -> f64 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let body = body.to_string();
+    std::thread::spawn(move || {
+        if let Some(Ok(mut conn)) = listener.incoming().next() {
+            let mut head = [0u8; 4096];
+            let _ = conn.read(&mut head);
+            let mut out = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            for piece in body.as_bytes().chunks(32 * 1024) {
+                out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+                out.extend_from_slice(piece);
+                out.extend_from_slice(b"\r\n");
+            }
+            out.extend_from_slice(b"0\r\n\r\n");
+            let _ = conn.write_all(&out);
+        }
+    });
+    let client = gpulse::fleet::PromClient::new(
+        &format!("http://127.0.0.1:{port}"),
+        std::time::Duration::from_secs(30),
+    )
+    .expect("client");
+    let t = Instant::now();
+    let answer = client.instant("DCGM_FI_DEV_GPU_UTIL", NOW).expect("answer");
+    let took = t.elapsed().as_secs_f64();
+    assert_eq!(answer.series.len(), HOSTS * GPUS);
+    took
+}
+
 fn main() {
     let grid = Grid::ending_at(NOW, 600.0, POINTS);
     let bodies = answers(grid, NOW);
@@ -365,6 +398,12 @@ fn main() {
         let (p, _, _) = refresh(&bodies_later, grid_later, later, &mut cache);
         warm.push(p);
     }
+    let util = &bodies[0].1;
+    println!(
+        "HTTP: one {:.1} MiB chunked answer read and parsed by the client over loopback in {}",
+        util.len() as f64 / (1024.0 * 1024.0),
+        ms(http_read_seconds(util))
+    );
     println!("GPUs in the model: {gpus}");
     println!("first GPU line: {}", first_line.trim_end());
     report(

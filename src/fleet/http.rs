@@ -254,7 +254,8 @@ pub fn get(
                 raw.truncate(n);
                 break;
             }
-        } else if chunked && find(&raw, b"0\r\n\r\n").is_some() && dechunk(&raw).is_ok() {
+        } else if chunked && raw.ends_with(b"0\r\n\r\n") && dechunk(&raw).is_ok() {
+            // Only the tail is checked per read: a large body arrives in thousands of reads.
             break;
         }
         if raw.len() > MAX_BODY {
