@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::backend::smi_csv::{SmiCsvError, SmiCsvSource};
 use crate::backend::SampleSource;
-use crate::detector::signal::percentile_hist;
+use crate::detector::signal::{bin, percentile_hist};
 use crate::detector::{priority, DetectorConfig};
 use crate::engine::{Engine, EngineConfig};
 use crate::model::{Finding, FindingKind, Severity, UnixTime};
@@ -153,7 +153,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
             };
             let acc = &mut accs[pos];
             let mut add = |u: f64| {
-                acc.hist[(u.round() as i64).clamp(0, 100) as usize] += 1;
+                acc.hist[bin(u as f32)] += 1;
                 acc.n += 1;
                 acc.sum += u;
                 if u < detector.idle_util {

@@ -108,6 +108,8 @@ pub struct Engine {
     t: UnixTime,
     seq: u64,
     last_sample: Option<Arc<Sample>>,
+    /// The detector revision the per-GPU verdicts and findings were copied at.
+    detector_revision: u64,
 }
 
 impl Engine {
@@ -141,6 +143,7 @@ impl Engine {
             t: 0.0,
             seq: 0,
             last_sample: None,
+            detector_revision: u64::MAX,
         }
     }
 
@@ -213,7 +216,11 @@ impl Engine {
                 }
             }
         }
+        let revision = self.detector.revision();
         for (pos, g) in self.gpus.iter_mut().enumerate() {
+            if revision == self.detector_revision {
+                break;
+            }
             g.verdict = self.detector.verdict(pos);
             g.findings = self
                 .detector
@@ -223,6 +230,7 @@ impl Engine {
                 .cloned()
                 .collect();
         }
+        self.detector_revision = revision;
         self.last_sample = Some(Arc::new(sample));
         events
     }

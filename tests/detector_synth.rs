@@ -34,8 +34,10 @@ fn run(job: &SynthJob, polling: Polling) -> (Vec<Finding>, FindingKind) {
 #[test]
 fn periods_1_to_20_s_and_lost_10_to_60_percent_are_caught() {
     let mut misses = Vec::new();
-    let mut table =
-        vec!["| period s | lost | polling | kind | period found | detected after s |".to_string()];
+    let mut table = vec![
+        "| period s | lost | polling | kind | period found | detected after s |".to_string(),
+        "|---|---|---|---|---|---|".to_string(),
+    ];
     for &period in &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0] {
         for &lost in &[0.1, 0.2, 0.4, 0.6] {
             for polling in [Polling::EveryWindow, Polling::LatestOnly] {

@@ -255,6 +255,11 @@ fn cell(v: &str) -> Result<Option<f64>, ()> {
     if num.is_empty() || num.starts_with('[') || num.eq_ignore_ascii_case("n/a") {
         return Ok(None);
     }
+    // Most cells are small integers ("31 %", "7288 MiB"): read those without the float parser.
+    if num.len() <= 15 && num.bytes().all(|b| b.is_ascii_digit()) {
+        let v = num.bytes().fold(0u64, |v, b| v * 10 + (b - b'0') as u64);
+        return Ok(Some(v as f64));
+    }
     match num.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(Some(x)),
         _ => Err(()),
@@ -500,29 +505,37 @@ impl SmiCsvSource {
         if let Some(r) = self.pending.take() {
             return Some(r);
         }
+        let mut raw = std::mem::take(&mut self.raw);
+        let mut found = None;
         while !self.done {
-            let line = match self.read_line() {
-                Ok(Some(l)) => l,
-                Ok(None) | Err(_) => {
+            raw.clear();
+            match self.reader.read_until(b'\n', &mut raw) {
+                Ok(0) | Err(_) => {
                     self.done = true;
                     break;
                 }
-            };
-            let n = self.line_no;
-            let line = line.trim();
-            if line.is_empty() {
-                continue;
+                Ok(_) => self.line_no += 1,
             }
-            if line.starts_with("timestamp") {
-                // A header repeated by concatenated logs.
+            let n = self.line_no;
+            let Ok(line) = std::str::from_utf8(&raw) else {
+                self.bad(n);
+                continue;
+            };
+            let line = line.trim();
+            // Blank lines, and a header repeated by concatenated logs.
+            if line.is_empty() || line.starts_with("timestamp") {
                 continue;
             }
             match self.parse_row(line, learn) {
-                Some(r) => return Some(r),
+                Some(r) => {
+                    found = Some(r);
+                    break;
+                }
                 None => self.bad(n),
             }
         }
-        None
+        self.raw = raw;
+        found
     }
 
     /// Rows of one sample: until a GPU repeats (or, with no identity, the timestamp changes).

@@ -7,7 +7,7 @@
 //! The period is found two ways, the median spacing of dip starts and the autocorrelation peak near
 //! it, and is only believed when both agree.
 
-/// Step of the resampled grid the autocorrelation runs on (the H200's driver window).
+/// Finest step of the resampled grid the autocorrelation runs on (the H200's driver window).
 pub const GRID_S: f64 = 0.2;
 
 /// Tunables of the analysis (copied from [`super::DetectorConfig`]).
@@ -101,8 +101,10 @@ pub fn percentile_hist(hist: &[u32; 101], count: u32, p: f64) -> f64 {
     100.0
 }
 
-fn bin(u: f32) -> usize {
-    (u.round() as i64).clamp(0, 100) as usize
+/// The histogram bin of a percentage (nearest whole percent; `round` is a library call on
+/// baseline x86-64, adding one half and truncating is not).
+pub fn bin(u: f32) -> usize {
+    ((u.max(0.0) + 0.5) as usize).min(100)
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
@@ -296,11 +298,13 @@ fn find_period(
     }
     // Resample onto the grid by holding each reading until the next.
     let t0 = ts[0];
-    let m = ((ts[ts.len() - 1] - t0) / GRID_S).floor() as usize + 1;
+    // Long periods need no 0.2 s resolution: about 25 grid steps per period keep the search cheap.
+    let grid_s = GRID_S.max(spacing / 25.0);
+    let m = ((ts[ts.len() - 1] - t0) / grid_s).floor() as usize + 1;
     let mut grid = Vec::with_capacity(m);
     let mut j = 0;
     for k in 0..m {
-        let t = t0 + k as f64 * GRID_S;
+        let t = t0 + k as f64 * grid_s;
         while j + 1 < ts.len() && ts[j + 1] <= t + 1e-9 {
             j += 1;
         }
@@ -310,8 +314,8 @@ fn find_period(
     if var <= 1e-9 {
         return Periodicity::None;
     }
-    let lo = ((0.5 * spacing / GRID_S).floor() as usize).max(1);
-    let hi = ((1.5 * spacing / GRID_S).ceil() as usize).min(m * 2 / 3);
+    let lo = ((0.5 * spacing / grid_s).floor() as usize).max(1);
+    let hi = ((1.5 * spacing / grid_s).ceil() as usize).min(m * 2 / 3);
     if hi <= lo + 1 {
         return Periodicity::None;
     }
@@ -344,11 +348,11 @@ fn find_period(
     } else {
         0.0
     };
-    let acf_s = (lo - 1 + i) as f64 * GRID_S + shift * GRID_S;
+    let acf_s = (lo - 1 + i) as f64 * grid_s + shift * grid_s;
     if (acf_s - spacing).abs() > p.period_agree * spacing {
         return Periodicity::None;
     }
-    let half = ((acf_s / 2.0 / GRID_S).round() as usize).max(1);
+    let half = ((acf_s / 2.0 / grid_s).round() as usize).max(1);
     let r_half = (half.saturating_sub(1).max(1)..=half + 1)
         .map(acf)
         .fold(f64::MIN, f64::max);
