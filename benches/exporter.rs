@@ -150,6 +150,7 @@ fn main() {
         clients(bound, 1, run, false),
     );
     report("16 clients, keep-alive", clients(bound, 16, run, true));
+    report("200 clients, keep-alive", clients(bound, 200, run, true));
     report(
         "200 clients, new connection each",
         clients(bound, 200, run, false),

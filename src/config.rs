@@ -327,6 +327,12 @@ mod tests {
         assert_eq!(s.engine.interval_s, 1.0);
         assert_eq!(s.engine.retention_s, 300.0);
         assert_eq!(s.window_s, 60.0);
+        assert_eq!(
+            s.exporter_listen.to_string(),
+            DEFAULT_LISTEN,
+            "loopback by default"
+        );
+        assert!(s.exporter_listen.ip().is_loopback());
         args.interval = Some(0.5);
         let s = Settings::resolve(&args, true).expect("valid");
         assert_eq!(s.engine.interval_s, 0.5);

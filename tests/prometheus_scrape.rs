@@ -145,3 +145,104 @@ fn healthz_and_index_answer() {
     let (status, _) = http_get(addr, "/nope").expect("404");
     assert_eq!(status, 404);
 }
+
+#[test]
+fn serve_flag_exports_while_another_command_runs() {
+    let port = free_port();
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    let mut cmd = output_support::gpulse();
+    cmd.args([
+        "--backend",
+        "sim",
+        "--gpus",
+        "2",
+        "--serve",
+        &addr.to_string(),
+        "stream",
+    ]);
+    let _stream = spawn(cmd);
+    let body = wait_until(Duration::from_secs(20), "--serve to answer", || {
+        http_get(addr, "/metrics")
+            .ok()
+            .filter(|(s, _)| *s == 200)
+            .map(|(_, b)| b)
+    });
+    assert_eq!(
+        body.lines()
+            .filter(|l| l.starts_with("DCGM_FI_DEV_GPU_UTIL{"))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn healthz_is_503_when_the_newest_sample_is_old() {
+    use gpulse::engine::{Engine, EngineConfig};
+    use gpulse::model::{DeviceInfo, GpuReading, Sample, SystemInfo};
+    let system = SystemInfo {
+        hostname: "h".into(),
+        devices: vec![DeviceInfo {
+            index: 0,
+            name: "GPU".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut engine = Engine::new(system, EngineConfig::default());
+    // A sample from a minute ago, and none since: the sampler is stuck.
+    engine.ingest(Sample {
+        t: gpulse::clock::now() - 60.0,
+        gpus: vec![GpuReading::empty(0, Default::default())],
+        ..Default::default()
+    });
+    let (_tx, rx) = tokio::sync::watch::channel(engine.snapshot());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (addr, _task) = rt
+        .block_on(gpulse::output::prometheus::spawn_server(
+            "127.0.0.1:0".parse().expect("addr"),
+            rx,
+        ))
+        .expect("listen");
+    let (status, body) = http_get(addr, "/healthz").expect("healthz");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.starts_with("stale"), "{body}");
+    // Metrics are still served from the last snapshot.
+    assert_eq!(http_get(addr, "/metrics").expect("metrics").0, 200);
+}
+
+#[test]
+fn a_non_loopback_address_is_served_only_when_asked_and_warned_about() {
+    use std::io::Read;
+    let port = free_port();
+    let mut cmd = output_support::gpulse();
+    cmd.args([
+        "--backend",
+        "sim",
+        "serve",
+        "--listen",
+        &format!("0.0.0.0:{port}"),
+    ]);
+    let mut guard = spawn(cmd);
+    let local: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    wait_until(Duration::from_secs(20), "the exporter", || {
+        http_get(local, "/healthz").ok().filter(|(s, _)| *s == 200)
+    });
+    let _ = guard.0.kill();
+    let _ = guard.0.wait();
+    let mut stderr = String::new();
+    guard
+        .0
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read stderr");
+    assert!(
+        stderr.contains("warning") && stderr.contains(&format!("0.0.0.0:{port}")),
+        "{stderr}"
+    );
+}

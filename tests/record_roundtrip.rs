@@ -273,3 +273,27 @@ fn sigterm_ends_a_recording_cleanly() {
         r.warnings()
     );
 }
+
+#[test]
+fn gpulse_replay_refuses_what_it_cannot_play_before_opening_a_screen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "hello\n").expect("write");
+    let empty = dir.path().join("empty.ndjson");
+    let (system, _) = sim_samples(1);
+    Recorder::create(&empty, &system, 0.25, false)
+        .expect("create")
+        .finish()
+        .expect("finish");
+    for (path, says) in [
+        (&notes, "not a gpulse recording"),
+        (&empty, "holds no samples"),
+        (&dir.path().join("missing.ndjson"), "cannot open recording"),
+    ] {
+        let out = gpulse().arg("replay").arg(path).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}

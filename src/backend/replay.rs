@@ -267,32 +267,57 @@ pub fn finding_marks(records: &[Record]) -> Vec<crate::model::UnixTime> {
     marks
 }
 
-/// `gpulse replay FILE`: play a recording in the dashboard.
-pub fn run_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Result<()> {
+/// A recording loaded and playing: the snapshots, the controls, and what was wrong with the file.
+pub struct Replay {
+    pub live: crate::live::Live,
+    pub control: ReplayControl,
+    /// Problems met reading the file (cut-off end, skipped lines), each naming the line.
+    pub warnings: Vec<String>,
+    /// Recorded time span, Unix seconds.
+    pub start: crate::model::UnixTime,
+    pub end: crate::model::UnixTime,
+}
+
+/// Read a recording and start playing it through a fresh engine at ×1.
+pub fn open_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Result<Replay> {
     let mut reader = RecordingReader::open(path)?;
     let records = reader.read_all();
-    for w in reader.warnings() {
-        tracing::warn!("{w}");
-        eprintln!("gpulse: {w}");
-    }
-    if records.is_empty() {
+    let warnings = reader.warnings();
+    let (Some(first), Some(last)) = (records.first(), records.last()) else {
         anyhow::bail!(
             "recording '{}' holds no samples; record some with `gpulse record FILE --count N`",
             path.display()
         );
-    }
+    };
+    let (start_t, end_t) = (first.sample.t, last.sample.t);
     let marks = finding_marks(&records);
     let mut engine = settings.engine.clone();
     engine.interval_s = reader.header().interval_s;
     let samples = records.into_iter().map(|r| r.sample).collect();
-    let (live, _control) = start(reader.header().system.clone(), engine, samples, marks);
+    let (live, control) = start(reader.header().system.clone(), engine, samples, marks);
+    Ok(Replay {
+        live,
+        control,
+        warnings,
+        start: start_t,
+        end: end_t,
+    })
+}
+
+/// `gpulse replay FILE`: play a recording in the dashboard.
+pub fn run_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Result<()> {
+    let replay = open_replay(settings, path)?;
+    for w in &replay.warnings {
+        tracing::warn!("{w}");
+        eprintln!("gpulse: {w}");
+    }
     let _serving = match settings.serve {
         Some(addr) => Some(crate::output::prometheus::serve_in_background(
             addr,
-            live.snapshots.clone(),
+            replay.live.snapshots.clone(),
             crate::output::show_filter(settings),
         )?),
         None => None,
     };
-    crate::tui::run(live, settings)
+    crate::tui::run(replay.live, settings)
 }

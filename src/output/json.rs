@@ -243,6 +243,52 @@ pub fn snapshot_doc<'a>(s: &'a Snapshot, show: &dyn Fn(u32) -> bool) -> Snapshot
 mod tests {
     use super::*;
 
+    use crate::engine::{Engine, EngineConfig};
+    use crate::model::{DeviceInfo, GpuReading, Metrics, Sample, SystemInfo};
+
+    #[test]
+    fn a_gpu_that_did_not_answer_has_null_readings_and_says_why() {
+        let system = SystemInfo {
+            hostname: "h".into(),
+            devices: vec![DeviceInfo {
+                index: 0,
+                name: "GPU".into(),
+                memory_total_bytes: Some(80 << 30),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut engine = Engine::new(system, EngineConfig::default());
+        let reading = |t: f64, status: GpuStatus| Sample {
+            t,
+            gpus: vec![GpuReading {
+                index: 0,
+                status,
+                metrics: Metrics {
+                    util_gpu: Some(50.0),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        engine.ingest(reading(10.0, GpuStatus::Ok));
+        let s = engine.snapshot();
+        let v = serde_json::to_value(snapshot_doc(&s, &|_| true)).expect("JSON");
+        assert_eq!(v["gpus"][0]["utilization_gpu"], 50.0);
+        assert!(v["gpus"][0]["power_watts"].is_null(), "unsupported is null");
+        engine.ingest(reading(10.25, GpuStatus::Stale { since: 10.0 }));
+        let s = engine.snapshot();
+        let v = serde_json::to_value(snapshot_doc(&s, &|_| true)).expect("JSON");
+        let g = &v["gpus"][0];
+        assert_eq!(g["status"], "stale");
+        assert!(g["utilization_gpu"].is_null());
+        assert_eq!(g["age_s"], 0.25);
+        assert_eq!(g["memory_total_bytes"], 80u64 << 30);
+        assert_eq!(v["seq"], 2);
+        assert!(snapshot_doc(&s, &|i| i != 0).gpus.is_empty());
+    }
+
     #[test]
     fn rfc3339_is_utc_with_milliseconds() {
         assert_eq!(rfc3339(1_700_000_000.25), "2023-11-14T22:13:20.250Z");

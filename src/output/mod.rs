@@ -3,6 +3,7 @@
 //! [`Live`] pipeline; none talks to a GPU library itself.
 
 pub mod cli;
+pub mod exporter;
 pub mod http;
 pub mod json;
 pub mod prometheus;

@@ -102,3 +102,49 @@ pub fn run_snapshot(settings: &Settings, live: &Live, as_json: bool) -> Result<(
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct ClosedPipe;
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    struct Full;
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(io::ErrorKind::StorageFull))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn snapshot() -> std::sync::Arc<Snapshot> {
+        let engine = crate::engine::Engine::new(
+            crate::model::SystemInfo::default(),
+            crate::engine::EngineConfig::default(),
+        );
+        engine.snapshot()
+    }
+
+    #[test]
+    fn one_line_per_document_and_a_closed_pipe_is_a_quiet_end() {
+        let s = snapshot();
+        let mut out = Vec::new();
+        assert!(write_line(&mut out, &s, &|_| true).expect("written"));
+        assert_eq!(out.iter().filter(|b| **b == b'\n').count(), 1);
+        assert!(!write_line(&mut ClosedPipe, &s, &|_| true).expect("a quiet end"));
+        assert!(
+            write_line(&mut Full, &s, &|_| true).is_err(),
+            "other errors are errors"
+        );
+    }
+}
