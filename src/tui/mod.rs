@@ -68,16 +68,37 @@ pub fn run(live: Live, settings: &Settings) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let mut terminal = ratatui::try_init()?;
-    let restore = RestoreTerminal;
-    let result = runtime.block_on(event_loop(&mut terminal, live, settings));
-    drop(restore);
+    let result = runtime.block_on(async {
+        // Signals first: one that arrives once the terminal is changed must still restore it.
+        let signals = Signals::new()?;
+        let mut terminal = ratatui::try_init()?;
+        let _restore = RestoreTerminal;
+        event_loop(&mut terminal, signals, live, settings).await
+    });
     runtime.shutdown_background();
     result
 }
 
+/// The signals that end the dashboard (each restores the terminal on the way out).
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+}
+
 async fn event_loop(
     terminal: &mut DefaultTerminal,
+    mut signals: Signals,
     live: Live,
     settings: &Settings,
 ) -> anyhow::Result<()> {
@@ -97,9 +118,6 @@ async fn event_loop(
         format::seconds(settings.engine.interval_s)
     );
     let mut events = EventStream::new();
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sighup = signal(SignalKind::hangup())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
     let mut second = tokio::time::interval(Duration::from_secs(1));
     second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut sampling = true;
@@ -143,9 +161,9 @@ async fn event_loop(
                 let age = crate::clock::now() - shown.t;
                 dirty = !app.paused() && age > STALE_INTERVALS * shown.stats.interval_s.max(0.01);
             }
-            _ = sigterm.recv() => break,
-            _ = sighup.recv() => break,
-            _ = sigint.recv() => break,
+            _ = signals.term.recv() => break,
+            _ = signals.hup.recv() => break,
+            _ = signals.int.recv() => break,
         }
     }
     live.stop();

@@ -131,7 +131,9 @@ pub fn utilization(g: &GpuSnapshot, span: Span, interval: f64) -> Binned {
     }
     let cover = if cover.is_finite() { cover } else { interval };
     let since = span.start() - cover;
-    let mut binned = columns(
+    // Windows exist only while the GPU answers: a failed tick leaves no window, so the columns
+    // it covers have nothing to average and stay absent.
+    columns(
         g.history
             .util
             .iter_rev()
@@ -139,19 +141,7 @@ pub fn utilization(g: &GpuSnapshot, span: Span, interval: f64) -> Binned {
             .map(|w| (w.t, Some(w.util))),
         cover,
         span,
-    );
-    // Windows are only reported while the GPU answers: ticks that failed are gaps here too.
-    let failed = columns(
-        recent_ticks(g, span.start() - interval).map(|m| (m.t, (!m.ok).then_some(1.0))),
-        interval,
-        span,
-    );
-    for (v, f) in binned.values.iter_mut().zip(&failed.values) {
-        if f.is_some() && v.is_none() {
-            *v = None;
-        }
-    }
-    binned
+    )
 }
 
 /// Findings whose dips the util chart marks.
