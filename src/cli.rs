@@ -85,6 +85,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Analyse nvidia-smi CSV logs and recordings: per GPU the verdict, the findings with their times, statistics
     Analyze(AnalyzeArgs),
+    /// Every GPU a Prometheus server knows (gpulse and dcgm-exporter targets), worst first
+    Fleet(FleetArgs),
     #[command(flatten)]
     Output(crate::output::cli::OutputCommand),
 }
@@ -103,6 +105,34 @@ pub struct DoctorArgs {
     /// How long each framework probe (`python3 -c 'import torch'`, ...) may take
     #[arg(long, value_name = "SECONDS", value_parser = parse_duration, default_value = "30")]
     pub probe_timeout: f64,
+}
+
+/// Options of `gpulse fleet`.
+#[derive(Debug, Args, Clone)]
+pub struct FleetArgs {
+    /// The Prometheus server, e.g. `http://127.0.0.1:9090` or `http://host:9090/prometheus`
+    #[arg(
+        long,
+        env = "GPULSE_PROMETHEUS",
+        default_value = "http://127.0.0.1:9090"
+    )]
+    pub prometheus: String,
+
+    /// Print the fleet once as JSON and exit, instead of opening the screen
+    #[arg(long)]
+    pub json: bool,
+
+    /// How far back the sparklines reach, e.g. `10m`, `1h`
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    pub span: f64,
+
+    /// Seconds between refreshes of the screen, e.g. `5s`
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub refresh: f64,
+
+    /// Deadline of each request to Prometheus, e.g. `5s`
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub timeout: f64,
 }
 
 /// `gpulse analyze FILE...`

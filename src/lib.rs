@@ -10,6 +10,7 @@ pub mod config;
 pub mod detector;
 pub mod doctor;
 pub mod engine;
+pub mod fleet;
 pub mod history;
 pub mod host;
 pub mod live;

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use gpulse::backend::{self, BackendKind};
-use gpulse::cli::{Cli, Command};
+use gpulse::cli::{Cli, Command, FleetArgs};
 use gpulse::config::Settings;
 use gpulse::host::HostProbe;
 use gpulse::live::Live;
@@ -84,7 +84,41 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Doctor(args)) => Ok(doctor(&settings, &args)),
+        Some(Command::Fleet(args)) => run_fleet(&args, &settings),
         Some(Command::Output(_)) => Ok(ExitCode::SUCCESS),
         Some(Command::Analyze(args)) => Ok(gpulse::analyze::run(&args, &settings.engine.detector)),
     }
+}
+
+/// `gpulse fleet`: the screen, or one JSON document with `--json`.
+fn run_fleet(args: &FleetArgs, settings: &Settings) -> anyhow::Result<ExitCode> {
+    use gpulse::fleet::{self, FleetOptions, PromClient};
+    let opts = FleetOptions {
+        window_s: args.span,
+        refresh_s: args.refresh,
+        timeout: std::time::Duration::from_secs_f64(args.timeout),
+        // Raw samples for the detector: its whole window and some.
+        raw_window_s: (settings.engine.detector.window_s + 30.0).max(120.0),
+        detector: settings.engine.detector.clone(),
+        ..FleetOptions::default()
+    };
+    let client = PromClient::new(&args.prometheus, opts.timeout)?;
+    if args.json {
+        let r = fleet::refresh_once(
+            &client,
+            &opts,
+            fleet::unix_now(),
+            &mut fleet::DetectorCache::default(),
+        )?;
+        for p in &r.problems {
+            eprintln!("gpulse: {p}");
+        }
+        println!(
+            "{}",
+            fleet::json::to_json(&r.fleet, &client.url(), &r.problems)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    gpulse::tui::fleet::run(client, opts, settings)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ pub mod action;
 pub mod app;
 pub mod dialog;
 pub mod fixture;
+pub mod fleet;
 pub mod format;
 pub mod recording;
 pub mod replay;

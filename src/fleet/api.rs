@@ -1,0 +1,315 @@
+//! Prometheus's HTTP API: instant and range queries, and their JSON answers.
+//!
+//! An answer is `{"status":"success","data":{"resultType":"vector"|"matrix",...},"warnings":[...]}`
+//! or `{"status":"error","errorType":...,"error":...}`. Vectors and matrices are both read into
+//! [`Series`] (a vector series has one point). Values arrive as strings (`"0.5"`, `"NaN"`,
+//! `"+Inf"`) and are parsed straight into `f64` while the JSON is read, without a `String` per point.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use thiserror::Error;
+
+use super::http::{self, encode_query_value, Endpoint, HttpError};
+
+/// One time series: its labels and its points `(unix seconds, value)`, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub labels: BTreeMap<String, String>,
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    pub fn label(&self, name: &str) -> Option<&str> {
+        self.labels.get(name).map(String::as_str)
+    }
+
+    /// The newest point's value.
+    pub fn last_value(&self) -> Option<f64> {
+        self.points.last().map(|p| p.1)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultType {
+    Vector,
+    Matrix,
+    Scalar,
+    String,
+}
+
+/// A successful answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub result_type: ResultType,
+    pub series: Vec<Series>,
+    /// Prometheus's warnings (e.g. a remote store that did not answer): the data may be partial.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Error)]
+pub enum ApiError {
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    #[error("Prometheus refused the query ({error_type}, HTTP {status}): {error}")]
+    Query {
+        status: u16,
+        error_type: String,
+        error: String,
+    },
+    #[error("HTTP {status} from {url} is not a Prometheus API answer: '{snippet}'; is this the Prometheus server's address?")]
+    NotPrometheus {
+        status: u16,
+        url: String,
+        snippet: String,
+    },
+    #[error("Prometheus's answer is not valid JSON ({reason}): '{snippet}'")]
+    BadJson { reason: String, snippet: String },
+}
+
+/// Parse a Prometheus API answer body (with its HTTP status for messages).
+pub fn parse_answer(status: u16, body: &[u8]) -> Result<Answer, ApiError> {
+    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
+        if body.first().is_some_and(|b| *b == b'{') {
+            ApiError::BadJson {
+                reason: e.to_string(),
+                snippet: snippet(body),
+            }
+        } else {
+            ApiError::NotPrometheus {
+                status,
+                url: String::new(),
+                snippet: snippet(body),
+            }
+        }
+    })?;
+    if envelope.status != "success" {
+        return Err(ApiError::Query {
+            status,
+            error_type: envelope.error_type.unwrap_or_else(|| "unknown".into()),
+            error: envelope
+                .error
+                .unwrap_or_else(|| format!("status '{}' without an error text", envelope.status)),
+        });
+    }
+    let Some(data) = envelope.data else {
+        return Err(ApiError::BadJson {
+            reason: "a success answer without \"data\"".into(),
+            snippet: snippet(body),
+        });
+    };
+    let (result_type, series) = match data {
+        Data::Vector(v) => (
+            ResultType::Vector,
+            v.into_iter()
+                .map(|s| Series {
+                    labels: s.metric,
+                    points: vec![(s.value.0, s.value.1 .0)],
+                })
+                .collect(),
+        ),
+        Data::Matrix(m) => (
+            ResultType::Matrix,
+            m.into_iter()
+                .map(|s| Series {
+                    labels: s.metric,
+                    points: s.values.into_iter().map(|p| (p.0, p.1 .0)).collect(),
+                })
+                .collect(),
+        ),
+        Data::Scalar(p) => (
+            ResultType::Scalar,
+            vec![Series {
+                labels: BTreeMap::new(),
+                points: vec![(p.0, p.1 .0)],
+            }],
+        ),
+        Data::String(_) => (ResultType::String, Vec::new()),
+    };
+    Ok(Answer {
+        result_type,
+        series,
+        warnings: envelope.warnings,
+    })
+}
+
+fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(160)]);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A Prometheus server's query API.
+#[derive(Debug, Clone)]
+pub struct PromClient {
+    pub endpoint: Endpoint,
+    /// Deadline of each request.
+    pub timeout: Duration,
+}
+
+impl PromClient {
+    pub fn new(url: &str, timeout: Duration) -> Result<PromClient, HttpError> {
+        Ok(PromClient {
+            endpoint: Endpoint::parse(url)?,
+            timeout,
+        })
+    }
+
+    /// `http://host:port/prefix`, for messages.
+    pub fn url(&self) -> String {
+        format!(
+            "http://{}{}",
+            self.endpoint.authority(),
+            self.endpoint.prefix
+        )
+    }
+
+    /// `/api/v1/query` at `time` (unix seconds).
+    pub fn instant(&self, query: &str, time: f64) -> Result<Answer, ApiError> {
+        self.get(&format!(
+            "/api/v1/query?query={}&time={time:.3}",
+            encode_query_value(query)
+        ))
+    }
+
+    /// `/api/v1/query_range` from `start` to `end` every `step` seconds.
+    pub fn range(&self, query: &str, start: f64, end: f64, step: f64) -> Result<Answer, ApiError> {
+        self.get(&format!(
+            "/api/v1/query_range?query={}&start={start:.3}&end={end:.3}&step={step:.3}",
+            encode_query_value(query)
+        ))
+    }
+
+    fn get(&self, path: &str) -> Result<Answer, ApiError> {
+        let resp = http::get(&self.endpoint, path, self.timeout)?;
+        parse_answer(resp.status, &resp.body).map_err(|e| match e {
+            ApiError::NotPrometheus {
+                status, snippet, ..
+            } => ApiError::NotPrometheus {
+                status,
+                url: format!("{}{}", self.url(), path.split('?').next().unwrap_or(path)),
+                snippet,
+            },
+            other => other,
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    status: String,
+    #[serde(default)]
+    data: Option<Data>,
+    #[serde(default, rename = "errorType")]
+    error_type: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    warnings: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "resultType", content = "result", rename_all = "lowercase")]
+enum Data {
+    Vector(Vec<VectorSeries>),
+    Matrix(Vec<MatrixSeries>),
+    Scalar(Point),
+    String(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct VectorSeries {
+    #[serde(default)]
+    metric: BTreeMap<String, String>,
+    value: Point,
+}
+
+#[derive(Deserialize)]
+struct MatrixSeries {
+    #[serde(default)]
+    metric: BTreeMap<String, String>,
+    #[serde(default)]
+    values: Vec<Point>,
+}
+
+/// `[1700000000.5, "42"]`.
+#[derive(Deserialize)]
+struct Point(f64, PromFloat);
+
+/// A sample value as Prometheus writes it: a JSON string holding a float, `NaN`, `+Inf` or `-Inf`.
+struct PromFloat(f64);
+
+impl<'de> Deserialize<'de> for PromFloat {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = PromFloat;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a sample value such as \"0.5\", \"NaN\" or \"+Inf\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<PromFloat, E> {
+                let v = match s {
+                    "NaN" => f64::NAN,
+                    "+Inf" | "Inf" => f64::INFINITY,
+                    "-Inf" => f64::NEG_INFINITY,
+                    _ => s
+                        .parse()
+                        .map_err(|_| E::custom(format!("sample value '{s}' is not a number")))?,
+                };
+                Ok(PromFloat(v))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<PromFloat, E> {
+                Ok(PromFloat(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<PromFloat, E> {
+                Ok(PromFloat(v as f64))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<PromFloat, E> {
+                Ok(PromFloat(v as f64))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_special_values() {
+        let a = parse_answer(
+            200,
+            br#"{"status":"success","data":{"resultType":"vector","result":[
+                {"metric":{"a":"1"},"value":[10.5,"NaN"]},
+                {"metric":{"a":"2"},"value":[10.5,"+Inf"]},
+                {"metric":{},"value":[10.5,"-1e3"]}]}}"#,
+        )
+        .unwrap();
+        assert!(a.series[0].points[0].1.is_nan());
+        assert_eq!(a.series[1].points[0].1, f64::INFINITY);
+        assert_eq!(a.series[2].points[0], (10.5, -1000.0));
+        assert!(a.warnings.is_empty());
+    }
+
+    #[test]
+    fn names_a_bad_value() {
+        let e = parse_answer(
+            200,
+            br#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x1"]}]}}"#,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("'x1'"), "{e}");
+    }
+
+    #[test]
+    fn an_html_page_is_not_prometheus() {
+        let e = parse_answer(404, b"<html><body>404 page not found</body></html>").unwrap_err();
+        assert!(
+            matches!(e, ApiError::NotPrometheus { status: 404, .. }),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! The fleet view's data side: every GPU a Prometheus server knows, from gpulse exporters and from
+//! plain dcgm-exporter targets, grouped by host and ordered worst first.
+//!
+//! ```text
+//! Prometheus HTTP API ── queries (side by side, each with a deadline) ── build ── Fleet
+//!                                                                  │
+//!                           dcgm-only GPUs: raw utilization → Engine + Detector
+//! ```
+//!
+//! [`Refresher`] runs the refreshes on its own thread and publishes a [`FleetState`] on a watch
+//! channel: the last good fleet, when it was fetched, and what went wrong since. Nothing here
+//! touches the terminal.
+
+pub mod api;
+pub mod build;
+pub mod dcgm;
+pub mod http;
+pub mod json;
+pub mod model;
+pub mod queries;
+pub mod rank;
+pub mod refresh;
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::detector::DetectorConfig;
+
+pub use api::PromClient;
+pub use dcgm::DetectorCache;
+pub use model::{Fleet, FleetFinding, FleetGpu, FleetHost, Source, Trace};
+pub use refresh::{FleetState, Refresher};
+
+/// What to fetch and how often.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetOptions {
+    /// Span of the sparklines, seconds.
+    pub window_s: f64,
+    /// Points per sparkline range query.
+    pub points: usize,
+    /// Span of raw utilization samples read for the detector and the scrape interval, seconds.
+    pub raw_window_s: f64,
+    /// Seconds between refreshes.
+    pub refresh_s: f64,
+    /// Deadline of each HTTP request.
+    pub timeout: Duration,
+    pub detector: DetectorConfig,
+}
+
+impl Default for FleetOptions {
+    fn default() -> Self {
+        FleetOptions {
+            window_s: 600.0,
+            points: 60,
+            raw_window_s: 120.0,
+            refresh_s: 5.0,
+            timeout: Duration::from_secs(5),
+            detector: DetectorConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum FleetError {
+    #[error(transparent)]
+    Url(#[from] http::HttpError),
+    #[error("Prometheus at {url} did not answer any query: {reason}")]
+    Unreachable { url: String, reason: String },
+}
+
+/// One refresh's result: the fleet and the problems met on the way (failed queries, warnings).
+#[derive(Debug, Clone)]
+pub struct Refresh {
+    pub fleet: Fleet,
+    pub problems: Vec<String>,
+    /// Seconds the slowest query took.
+    pub took_s: f64,
+}
+
+/// Ask Prometheus once, at `now` (unix seconds).
+///
+/// `cache` keeps the detectors of dcgm-only GPUs from one refresh to the next.
+pub fn refresh_once(
+    client: &PromClient,
+    opts: &FleetOptions,
+    now: f64,
+    cache: &mut dcgm::DetectorCache,
+) -> Result<Refresh, FleetError> {
+    let grid = build::Grid::ending_at(now, opts.window_s, opts.points);
+    let results = queries::fetch(client, grid, now, opts.raw_window_s);
+    if let Some(e) = results.all_failed() {
+        return Err(FleetError::Unreachable {
+            url: client.url(),
+            reason: e.to_string(),
+        });
+    }
+    let fleet = build::build(&results, grid, now, &opts.detector, cache);
+    Ok(Refresh {
+        fleet,
+        problems: results.problems(),
+        took_s: results.took_s,
+    })
+}
+
+/// Now, in unix seconds.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}

@@ -1,0 +1,409 @@
+//! End to end: a real Prometheus scraping four `gpulse --backend sim serve` processes on loopback,
+//! each a different host with a different scenario; one of them is seen as a plain dcgm-exporter
+//! (its `gpulse_*` series are dropped at scrape time). `gpulse fleet --json` must return every GPU
+//! with the expected verdict, and the screen in tmux must list them worst first.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A tmux server of our own, killed on drop.
+struct Tmux(String);
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.0])
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "fleet"]).stdout)
+            .to_string()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+fn tool(name: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`{name}` is required in CI; .ci/run installs it"
+        );
+        eprintln!("note: `{name}` is not installed; this test is skipped outside CI");
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn gpulse() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpulse"));
+    c.env_remove("GPULSE_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent/gpulse-test-config-home")
+        .env_remove("GPULSE_BACKEND")
+        .env_remove("GPULSE_PROMETHEUS")
+        .env("RUST_LOG", "warn");
+    c
+}
+
+fn spawn(mut cmd: Command) -> Guard {
+    Guard(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start a process"),
+    )
+}
+
+/// What a host's GPUs must show.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// This verdict.
+    Verdict(&'static str),
+    /// This finding active (another one may be the verdict).
+    Finding(&'static str),
+}
+
+/// (host name, scenario, seen as plain dcgm-exporter, what its GPUs must show)
+const HOSTS: [(&str, &str, bool, Expect); 4] = [
+    (
+        "node-starving",
+        "starving",
+        false,
+        Expect::Verdict("input_starvation"),
+    ),
+    (
+        "node-memidle",
+        "memory-idle",
+        false,
+        Expect::Finding("memory_idle"),
+    ),
+    ("node-healthy", "healthy", false, Expect::Verdict("healthy")),
+    ("node-dcgm", "idle", true, Expect::Verdict("idle")),
+];
+const GPUS_PER_HOST: usize = 2;
+
+struct World {
+    _exporters: Vec<Guard>,
+    _prometheus: Guard,
+    _dir: tempfile::TempDir,
+    url: String,
+}
+
+fn start_world(prometheus: PathBuf) -> World {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut exporters = Vec::new();
+    let mut jobs = String::new();
+    for (i, (host, scenario, dcgm_only, _)) in HOSTS.iter().enumerate() {
+        let port = free_port();
+        let mut cmd = gpulse();
+        cmd.args(["--backend", "sim", "--scenario", scenario])
+            .args([
+                "--gpus",
+                &GPUS_PER_HOST.to_string(),
+                "--seed",
+                &(7 + i).to_string(),
+            ])
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")]);
+        exporters.push(spawn(cmd));
+        jobs.push_str(&format!(
+            "  - job_name: {job}\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n    metric_relabel_configs:\n      - target_label: Hostname\n        replacement: {host}\n",
+            job = if *dcgm_only { "dcgm" } else { host },
+        ));
+        if *dcgm_only {
+            jobs.push_str("      - source_labels: [__name__]\n        regex: 'gpulse_.*'\n        action: drop\n");
+        }
+    }
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n{jobs}"
+        ),
+    )
+    .expect("write the Prometheus config");
+    let prom_port = free_port();
+    let mut cmd = Command::new(prometheus);
+    cmd.arg(format!("--config.file={}", config.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.path().join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+        .current_dir(dir.path());
+    let prometheus = spawn(cmd);
+    World {
+        _exporters: exporters,
+        _prometheus: prometheus,
+        _dir: dir,
+        url: format!("http://127.0.0.1:{prom_port}"),
+    }
+}
+
+fn fleet_json(url: &str) -> Option<Value> {
+    let out = gpulse()
+        .args(["fleet", "--prometheus", url, "--json", "--timeout", "5s"])
+        .output()
+        .expect("run gpulse fleet --json");
+    if !out.status.success() {
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// (hostname, gpu, verdict, source, active finding kinds) of every GPU, in document order.
+fn verdicts_of(doc: &Value) -> Vec<(String, String, String, String, Vec<String>)> {
+    doc["gpus"]
+        .as_array()
+        .map(|gpus| {
+            gpus.iter()
+                .map(|g| {
+                    let s = |k: &str| g[k].as_str().unwrap_or("null").to_string();
+                    let kinds = g["findings"]
+                        .as_array()
+                        .map(|f| {
+                            f.iter()
+                                .filter_map(|f| f["kind"].as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    (s("hostname"), s("gpu"), s("verdict"), s("source"), kinds)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn all_as_expected(doc: &Value) -> bool {
+    let v = verdicts_of(doc);
+    v.len() == HOSTS.len() * GPUS_PER_HOST
+        && HOSTS.iter().all(|(host, _, dcgm, expect)| {
+            let mine: Vec<_> = v.iter().filter(|g| g.0 == *host).collect();
+            mine.len() == GPUS_PER_HOST
+                && mine.iter().all(|g| {
+                    let shows = match expect {
+                        Expect::Verdict(k) => g.2 == *k,
+                        Expect::Finding(k) => g.4.iter().any(|f| f == k),
+                    };
+                    shows && g.3 == if *dcgm { "dcgm" } else { "gpulse" }
+                })
+        })
+}
+
+#[test]
+fn a_real_prometheus_fleet_in_json_and_on_screen() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let world = start_world(prometheus);
+
+    // The detectors need a few dozen seconds of data; Prometheus scrapes every second.
+    let started = Instant::now();
+    let mut last = Value::Null;
+    let doc = loop {
+        if let Some(doc) = fleet_json(&world.url) {
+            if all_as_expected(&doc) {
+                break doc;
+            }
+            last = doc;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(150),
+            "the fleet never showed the expected verdicts; last: {:#?}",
+            verdicts_of(&last)
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    };
+
+    // Worst first: both problem hosts before the healthy one, idle last.
+    let hosts: Vec<String> = verdicts_of(&doc).into_iter().map(|g| g.0).collect();
+    let first_of = |h: &str| hosts.iter().position(|x| x == h).expect("host listed");
+    assert!(
+        first_of("node-starving") < first_of("node-healthy"),
+        "{hosts:?}"
+    );
+    assert!(
+        first_of("node-memidle") < first_of("node-healthy"),
+        "{hosts:?}"
+    );
+    assert!(
+        first_of("node-healthy") < first_of("node-dcgm"),
+        "{hosts:?}"
+    );
+    for g in doc["gpus"].as_array().expect("gpus") {
+        assert!(
+            g["uuid"].as_str().is_some_and(|u| u.starts_with("GPU-")),
+            "{g}"
+        );
+        assert!(
+            g["model"].as_str().is_some_and(|m| m.contains("H200")),
+            "{g}"
+        );
+        assert!(
+            g["memory_total_bytes"].as_u64().is_some_and(|m| m > 0),
+            "{g}"
+        );
+        let iv = g["scrape_interval_seconds"].as_f64().expect("interval");
+        assert!((0.9..=1.5).contains(&iv), "{g}");
+    }
+    let starving = &doc["gpus"]
+        .as_array()
+        .expect("gpus")
+        .iter()
+        .find(|g| g["hostname"] == "node-starving")
+        .expect("a starving GPU")["findings"];
+    assert!(
+        starving
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f["kind"] == "input_starvation")),
+        "{starving}"
+    );
+
+    // The screen, in a real terminal.
+    let tmux = Tmux(format!("gpulse-fleet-{}", std::process::id()));
+    let bin = env!("CARGO_BIN_EXE_gpulse");
+    let out = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "fleet",
+        "-x",
+        "120",
+        "-y",
+        "30",
+        &format!(
+            "env XDG_CONFIG_HOME=/nonexistent {bin} fleet --prometheus {} --refresh 1s",
+            world.url
+        ),
+    ]);
+    assert!(
+        out.status.success(),
+        "tmux: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut screen = String::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(20) {
+        screen = tmux.capture();
+        if HOSTS
+            .iter()
+            .all(|(h, ..)| screen.contains(&format!("▾ {h}")))
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let row = |h: &str| {
+        screen
+            .lines()
+            .position(|l| l.starts_with(&format!("▾ {h}")))
+            .unwrap_or_else(|| panic!("{h} not on screen:\n{screen}"))
+    };
+    assert!(row("node-starving") < row("node-healthy"), "{screen}");
+    assert!(row("node-memidle") < row("node-healthy"), "{screen}");
+    assert!(row("node-healthy") < row("node-dcgm"), "{screen}");
+    assert!(
+        screen.contains("input starvation") && screen.contains("memory held idle"),
+        "{screen}"
+    );
+    assert!(screen.contains("GPU 1/8 · page 1/1"), "{screen}");
+
+    // Select the second GPU and open it.
+    tmux.cmd(&["send-keys", "-t", "fleet", "j", "Enter"]);
+    let started = Instant::now();
+    loop {
+        screen = tmux.capture();
+        if screen.contains("verdict:") && screen.contains("GPU 2/8") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no detail view:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(screen.contains("utilization, last"), "{screen}");
+    tmux.cmd(&["send-keys", "-t", "fleet", "Escape"]);
+    tmux.cmd(&["send-keys", "-t", "fleet", "q"]);
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        let alive = tmux.cmd(&["has-session", "-t", "fleet"]).status.success();
+        if !alive {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("q did not quit the fleet screen:\n{}", tmux.capture());
+}
+
+#[test]
+fn prometheus_down_is_an_error_with_the_address() {
+    let port = free_port();
+    let out = gpulse()
+        .args([
+            "fleet",
+            "--prometheus",
+            &format!("http://127.0.0.1:{port}"),
+            "--json",
+            "--timeout",
+            "2s",
+        ])
+        .output()
+        .expect("run gpulse fleet");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")) && err.contains("cannot connect"),
+        "{err}"
+    );
+}
+
+#[test]
+fn https_is_refused_with_what_to_do() {
+    let out = gpulse()
+        .args([
+            "fleet",
+            "--prometheus",
+            "https://prometheus.example:9090",
+            "--json",
+        ])
+        .output()
+        .expect("run gpulse fleet");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'https://prometheus.example:9090'") && err.contains("port-forward"),
+        "{err}"
+    );
+}
