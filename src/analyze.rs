@@ -147,6 +147,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
     let mut accs: Vec<Acc> = vec![empty; system.devices.len()];
     let (mut start, mut end, mut samples) = (None, None, 0u64);
     let mut found: Vec<Finding> = Vec::new();
+    let mut host_notes: Vec<(u32, FindingKind, Vec<String>, String)> = Vec::new();
     while let Some(sample) = source.next_sample() {
         samples += 1;
         start.get_or_insert(sample.t);
@@ -173,12 +174,26 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
             }
         }
         for ev in engine.ingest(sample) {
-            if let crate::detector::FindingEvent::Cleared(f) = ev {
-                found.push(f);
+            match ev {
+                // The engine adds the host evidence (DataLoader workers, from the recorded
+                // processes) to a finding when it is raised; the detector's copies lack it.
+                crate::detector::FindingEvent::Raised(f) => {
+                    host_notes.retain(|h| (h.0, h.1) != (f.gpu, f.kind));
+                    host_notes.push((f.gpu, f.kind, f.evidence.notes, f.advice));
+                }
+                crate::detector::FindingEvent::Cleared(f) => found.push(f),
             }
         }
     }
     found.extend(engine.detector().active().iter().cloned());
+    for f in &mut found {
+        if let Some(h) = host_notes.iter().find(|h| (h.0, h.1) == (f.gpu, f.kind)) {
+            if f.evidence.notes.is_empty() && !h.2.is_empty() {
+                f.evidence.notes = h.2.clone();
+                f.advice = h.3.clone();
+            }
+        }
+    }
     found.sort_by(|a, b| a.start.total_cmp(&b.start));
     let last = end.unwrap_or(0.0);
     let span = end.zip(start).map(|(e, s)| e - s).unwrap_or(0.0);
@@ -332,6 +347,9 @@ pub fn render_text(r: &Report) -> String {
                 local_time(f.detected_at),
                 f.summary
             );
+            for note in &f.evidence.notes {
+                let _ = writeln!(o, "      {note}");
+            }
             if !f.advice.is_empty() {
                 let _ = writeln!(o, "      fix: {}", f.advice);
             }

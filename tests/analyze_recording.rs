@@ -184,6 +184,22 @@ fn the_real_h200_recordings_give_their_verdicts_with_gpm_evidence() {
     assert_eq!(g["verdict"], "input_starvation");
     let p = g["findings"][0]["period_s"].as_f64().expect("period");
     assert!((p - 4.0).abs() < 0.6, "period {p}");
+    // The recorded processes give the host evidence: the job's 2 DataLoader workers.
+    let notes = g["findings"][0]["notes"].as_array().expect("host notes");
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.contains("2 DataLoader workers"))),
+        "{notes:?}"
+    );
+    gpulse()
+        .arg("analyze")
+        .arg(h200("starved_5s.ndjson.zst"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "host: pid 866: only 1 DataLoader workers",
+        ));
     gpulse()
         .arg("analyze")
         .arg(h200("sync_bound.ndjson.zst"))
