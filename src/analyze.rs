@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::backend::replay::{RecordingReader, ReplayError};
 use crate::backend::smi_csv::{SmiCsvError, SmiCsvSource};
 use crate::backend::SampleSource;
 use crate::detector::signal::{bin, percentile_hist};
@@ -20,25 +21,28 @@ use crate::model::{Finding, FindingKind, Severity, UnixTime};
 pub enum AnalyzeError {
     #[error(transparent)]
     Csv(#[from] SmiCsvError),
+    #[error(transparent)]
+    Recording(#[from] ReplayError),
     #[error("cannot read '{path}': {source}")]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("'{path}' is not a recognised format: {why}")]
-    Format { path: PathBuf, why: String },
 }
 
 /// The kinds of file `analyze` tells apart by their first line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileFormat {
-    /// A JSON header line: a gpulse recording.
+    /// A JSON header line, or a zstd stream: a gpulse recording (`gpulse record`).
     Recording,
     /// Anything else is read as an nvidia-smi CSV log.
     SmiCsv,
 }
 
-/// Look at the first non-empty line of `path`.
+/// zstd's frame magic: `gpulse record FILE.zst` writes it; nvidia-smi never does.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+
+/// Look at the first bytes (zstd) or the first non-empty line (JSON or CSV) of `path`.
 pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
     let file = std::fs::File::open(path).map_err(|source| AnalyzeError::Read {
         path: path.to_path_buf(),
@@ -52,6 +56,9 @@ pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
             path: path.to_path_buf(),
             source,
         })?;
+    if head.starts_with(&ZSTD_MAGIC) {
+        return Ok(FileFormat::Recording);
+    }
     let first = head
         .split(|b| *b == b'\n')
         .map(|l| l.trim_ascii())
@@ -69,10 +76,7 @@ pub fn open_source(
 ) -> Result<Box<dyn SampleSource>, AnalyzeError> {
     match sniff(path)? {
         FileFormat::SmiCsv => Ok(Box::new(SmiCsvSource::open(path, fields)?)),
-        FileFormat::Recording => Err(AnalyzeError::Format {
-            path: path.to_path_buf(),
-            why: "it starts with a JSON header line (a gpulse recording), which this build cannot read; analyze reads nvidia-smi CSV logs (nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv -lms 250)".into(),
-        }),
+        FileFormat::Recording => Ok(Box::new(RecordingReader::open(path)?)),
     }
 }
 
@@ -143,6 +147,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
     let mut accs: Vec<Acc> = vec![empty; system.devices.len()];
     let (mut start, mut end, mut samples) = (None, None, 0u64);
     let mut found: Vec<Finding> = Vec::new();
+    let mut host_notes: Vec<(u32, FindingKind, Vec<String>, String)> = Vec::new();
     while let Some(sample) = source.next_sample() {
         samples += 1;
         start.get_or_insert(sample.t);
@@ -169,12 +174,26 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
             }
         }
         for ev in engine.ingest(sample) {
-            if let crate::detector::FindingEvent::Cleared(f) = ev {
-                found.push(f);
+            match ev {
+                // The engine adds the host evidence (DataLoader workers, from the recorded
+                // processes) to a finding when it is raised; the detector's copies lack it.
+                crate::detector::FindingEvent::Raised(f) => {
+                    host_notes.retain(|h| (h.0, h.1) != (f.gpu, f.kind));
+                    host_notes.push((f.gpu, f.kind, f.evidence.notes, f.advice));
+                }
+                crate::detector::FindingEvent::Cleared(f) => found.push(f),
             }
         }
     }
     found.extend(engine.detector().active().iter().cloned());
+    for f in &mut found {
+        if let Some(h) = host_notes.iter().find(|h| (h.0, h.1) == (f.gpu, f.kind)) {
+            if f.evidence.notes.is_empty() && !h.2.is_empty() {
+                f.evidence.notes = h.2.clone();
+                f.advice = h.3.clone();
+            }
+        }
+    }
     found.sort_by(|a, b| a.start.total_cmp(&b.start));
     let last = end.unwrap_or(0.0);
     let span = end.zip(start).map(|(e, s)| e - s).unwrap_or(0.0);
@@ -252,12 +271,13 @@ pub fn analyze_path(
     fields: Option<&[String]>,
     detector: &DetectorConfig,
 ) -> Result<Report, AnalyzeError> {
+    let format = sniff(path)?;
     let mut source = open_source(path, fields)?;
-    Ok(analyze(
-        &path.display().to_string(),
-        source.as_mut(),
-        detector,
-    ))
+    let mut report = analyze(&path.display().to_string(), source.as_mut(), detector);
+    if format == FileFormat::Recording {
+        report.source = format!("gpulse recording, {}", report.source);
+    }
+    Ok(report)
 }
 
 /// A Unix time as local wall-clock time, `2026-12-02 13:28:37.1`.
@@ -327,6 +347,9 @@ pub fn render_text(r: &Report) -> String {
                 local_time(f.detected_at),
                 f.summary
             );
+            for note in &f.evidence.notes {
+                let _ = writeln!(o, "      {note}");
+            }
             if !f.advice.is_empty() {
                 let _ = writeln!(o, "      fix: {}", f.advice);
             }

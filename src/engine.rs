@@ -96,6 +96,18 @@ impl Snapshot {
 
 const RECENT_FINDINGS: usize = 64;
 
+/// Seconds between refreshes of the host evidence (DataLoader workers) of an active starvation or
+/// erratic-stalls finding, between detector evaluations.
+pub const EVIDENCE_REFRESH_S: f64 = 1.0;
+
+/// Whether host evidence applies to this kind of finding.
+fn wants_host_evidence(kind: FindingKind) -> bool {
+    matches!(
+        kind,
+        FindingKind::InputStarvation | FindingKind::ErraticStalls
+    )
+}
+
 /// Owns history and the detector.
 pub struct Engine {
     system: Arc<SystemInfo>,
@@ -110,6 +122,8 @@ pub struct Engine {
     last_sample: Option<Arc<Sample>>,
     /// The detector revision the per-GPU verdicts and findings were copied at.
     detector_revision: u64,
+    /// When the host evidence of active findings is next refreshed.
+    next_evidence: UnixTime,
 }
 
 impl Engine {
@@ -144,6 +158,7 @@ impl Engine {
             seq: 0,
             last_sample: None,
             detector_revision: u64::MAX,
+            next_evidence: f64::MIN,
         }
     }
 
@@ -196,41 +211,66 @@ impl Engine {
             }
         }
         let histories: Vec<&GpuHistory> = self.gpus.iter().map(|g| &g.history).collect();
-        let events = self.detector.update(sample.t, &histories);
-        for ev in &events {
+        let mut events = self.detector.update(sample.t, &histories);
+        for ev in &mut events {
             match ev {
-                FindingEvent::Raised(f) => tracing::warn!(
-                    target: "gpulse::events",
-                    "GPU {} {}: {} → {}",
-                    f.gpu,
-                    f.kind.title(),
-                    f.summary,
-                    f.advice
-                ),
+                FindingEvent::Raised(f) => {
+                    // The evidence the user sees at raise time goes into the event (and its log line).
+                    if let Some(g) = self.gpus.iter().find(|g| g.info.index == f.gpu) {
+                        crate::host::annotate_finding(f, &g.processes, &self.host);
+                    }
+                    let notes = if f.evidence.notes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [{}]", f.evidence.notes.join("; "))
+                    };
+                    tracing::warn!(
+                        target: "gpulse::events",
+                        "GPU {} {}: {}{notes} → {}",
+                        f.gpu,
+                        f.kind.title(),
+                        f.summary,
+                        f.advice
+                    )
+                }
                 FindingEvent::Cleared(f) => {
                     tracing::info!(target: "gpulse::events", "GPU {} {} cleared", f.gpu, f.kind.title());
-                    self.recent_findings.push(f.clone());
-                    if self.recent_findings.len() > RECENT_FINDINGS {
-                        self.recent_findings.remove(0);
+                    if self.recent_findings.len() >= RECENT_FINDINGS {
+                        self.recent_findings
+                            .drain(..=self.recent_findings.len() - RECENT_FINDINGS);
                     }
+                    self.recent_findings.push(f.clone());
                 }
             }
         }
         let revision = self.detector.revision();
+        let changed = revision != self.detector_revision;
+        // Between evaluations, the workers' state still changes: refresh the host evidence of
+        // active starvation findings once per EVIDENCE_REFRESH_S (no /proc reads here: the
+        // processes came with the sample).
+        let refresh = sample.t >= self.next_evidence;
+        if refresh {
+            self.next_evidence = sample.t + EVIDENCE_REFRESH_S;
+        }
         for (pos, g) in self.gpus.iter_mut().enumerate() {
-            if revision == self.detector_revision {
+            if changed {
+                g.verdict = self.detector.verdict(pos);
+                g.findings = self
+                    .detector
+                    .active()
+                    .iter()
+                    .filter(|f| f.gpu == g.info.index)
+                    .cloned()
+                    .collect();
+            } else if !refresh {
                 break;
             }
-            g.verdict = self.detector.verdict(pos);
-            g.findings = self
-                .detector
-                .active()
-                .iter()
-                .filter(|f| f.gpu == g.info.index)
-                .cloned()
-                .collect();
             // Host evidence (DataLoader workers) for starvation findings.
-            for f in &mut g.findings {
+            for f in g
+                .findings
+                .iter_mut()
+                .filter(|f| wants_host_evidence(f.kind))
+            {
                 crate::host::annotate_finding(f, &g.processes, &self.host);
             }
         }
@@ -330,5 +370,119 @@ mod tests {
         assert_eq!(last.metrics.util_gpu, None);
         assert_eq!(s.stats.errors_total, 1);
         assert!((s.gpus[1].age(t).expect("answered once") - 0.25).abs() < 1e-9);
+    }
+
+    /// The starving scenario's GPU 0 (CPU-saturated workers) and GPU 2 (workers in D state)
+    /// through the engine on a virtual clock; `calm_after` replaces every worker by an idle one
+    /// from that time on.
+    fn starving_run(seconds: f64, calm_after: f64) -> (Engine, Vec<FindingEvent>) {
+        let cfg = SimConfig {
+            scenario: crate::backend::sim::Scenario::Starving,
+            gpus: 3,
+            start: Some(1000.0),
+            hostname: Some("h".into()),
+            ..Default::default()
+        };
+        let system = SimBackend::new(cfg.clone()).system().clone();
+        let mut devs = SimBackend::devices_for(&cfg);
+        let mut engine = Engine::new(system, EngineConfig::default());
+        let host = HostReading {
+            cpu_count: Some(32),
+            cpu_percent: Some(20.0),
+            iowait_percent: Some(1.0),
+            ..Default::default()
+        };
+        let mut events = Vec::new();
+        let mut t = 1000.0;
+        while t < 1000.0 + seconds {
+            t += 0.25;
+            let mut gpus: Vec<GpuReading> = devs
+                .iter_mut()
+                .map(|d| d.sample(t).expect("sim never fails"))
+                .collect();
+            if t >= 1000.0 + calm_after {
+                for c in gpus
+                    .iter_mut()
+                    .flat_map(|g| g.processes.iter_mut())
+                    .flat_map(|p| p.children.iter_mut())
+                {
+                    c.cpu_percent = Some(1.0);
+                    c.state = Some('S');
+                }
+            }
+            events.extend(engine.ingest(Sample {
+                t,
+                gpus,
+                host,
+                ..Default::default()
+            }));
+        }
+        (engine, events)
+    }
+
+    fn starvation_notes(s: &Snapshot, gpu: usize) -> Vec<String> {
+        s.gpus[gpu]
+            .findings
+            .iter()
+            .find(|f| f.kind == FindingKind::InputStarvation)
+            .map(|f| f.evidence.notes.clone())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_raised_starvation_event_carries_the_host_evidence() {
+        let (engine, events) = starving_run(25.0, f64::MAX);
+        let raised: Vec<&Finding> = events
+            .iter()
+            .filter_map(|e| match e {
+                FindingEvent::Raised(f) if f.kind == FindingKind::InputStarvation => Some(f),
+                _ => None,
+            })
+            .collect();
+        let gpu0 = raised.iter().find(|f| f.gpu == 0).expect("GPU 0 raised");
+        assert!(
+            gpu0.evidence
+                .notes
+                .iter()
+                .any(|n| n.contains("CPU-saturated")),
+            "{:?}",
+            gpu0.evidence.notes
+        );
+        assert!(gpu0.advice.contains("Host: "), "{}", gpu0.advice);
+        let gpu2 = raised.iter().find(|f| f.gpu == 2).expect("GPU 2 raised");
+        assert!(
+            gpu2.evidence.notes.iter().any(|n| n.contains("pid")),
+            "{:?}",
+            gpu2.evidence.notes
+        );
+        assert_ne!(gpu0.evidence.notes, gpu2.evidence.notes);
+        // The snapshot shows the same evidence.
+        assert!(!starvation_notes(&engine.snapshot(), 0).is_empty());
+    }
+
+    #[test]
+    fn host_evidence_follows_the_workers_while_a_finding_is_active() {
+        let (calm, _) = starving_run(25.0, 20.0);
+        let s = calm.snapshot();
+        assert!(
+            s.gpus[0]
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::InputStarvation),
+            "still starving by the GPU's own signal"
+        );
+        // 5 s after the workers went idle the note says so, not "CPU-saturated".
+        let notes = starvation_notes(&s, 0);
+        assert!(
+            notes.iter().all(|n| !n.contains("CPU-saturated")),
+            "{notes:?}"
+        );
+        assert!(notes.iter().any(|n| n.contains("mean 1% CPU")), "{notes:?}");
+        let (busy, _) = starving_run(25.0, f64::MAX);
+        let notes = starvation_notes(&busy.snapshot(), 0);
+        assert!(
+            notes.iter().any(|n| n.contains("CPU-saturated")),
+            "{notes:?}"
+        );
     }
 }

@@ -179,7 +179,7 @@ fn empty_unrecognised_and_recording_files_are_errors_that_say_what_was_expected(
         .arg(fixture("recording.jsonl"))
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("not a recognised format"));
+        .stderr(predicate::str::contains("not a gpulse recording"));
     // A bad file does not stop the others.
     gpulse("UTC")
         .arg("analyze")

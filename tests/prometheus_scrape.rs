@@ -162,12 +162,16 @@ fn serve_flag_exports_while_another_command_runs() {
     ]);
     let _stream = spawn(cmd);
     // Before the first sample the exposition has no GPU readings (absent, not 0): wait for one.
-    let body = wait_until(Duration::from_secs(20), "--serve to export a sample", || {
-        http_get(addr, "/metrics")
-            .ok()
-            .filter(|(s, b)| *s == 200 && b.contains("DCGM_FI_DEV_GPU_UTIL{"))
-            .map(|(_, b)| b)
-    });
+    let body = wait_until(
+        Duration::from_secs(20),
+        "--serve to export a sample",
+        || {
+            http_get(addr, "/metrics")
+                .ok()
+                .filter(|(s, b)| *s == 200 && b.contains("DCGM_FI_DEV_GPU_UTIL{"))
+                .map(|(_, b)| b)
+        },
+    );
     assert_eq!(
         body.lines()
             .filter(|l| l.starts_with("DCGM_FI_DEV_GPU_UTIL{"))

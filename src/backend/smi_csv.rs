@@ -136,6 +136,9 @@ fn hex(v: &str) -> Option<u64> {
 struct LocalClock {
     tz: jiff::tz::TimeZone,
     cache: HashMap<(i16, i8, i8, i8), i64>,
+    /// The last timestamp text and its value: the rows of one sample (one per GPU) share it.
+    last_text: Vec<u8>,
+    last_value: UnixTime,
 }
 
 impl LocalClock {
@@ -143,11 +146,26 @@ impl LocalClock {
         LocalClock {
             tz: jiff::tz::TimeZone::system(),
             cache: HashMap::new(),
+            last_text: Vec::new(),
+            last_value: 0.0,
         }
     }
 
-    /// `2026/12/02 13:28:37.117` (or with `-` between date parts).
+    /// [`Self::parse_text`], remembering the last answer.
     fn parse(&mut self, s: &str) -> Option<UnixTime> {
+        let b = s.trim().as_bytes();
+        if !b.is_empty() && b == self.last_text.as_slice() {
+            return Some(self.last_value);
+        }
+        let v = self.parse_text(s)?;
+        self.last_text.clear();
+        self.last_text.extend_from_slice(b);
+        self.last_value = v;
+        Some(v)
+    }
+
+    /// `2026/12/02 13:28:37.117` (or with `-` between date parts).
+    fn parse_text(&mut self, s: &str) -> Option<UnixTime> {
         let b = s.trim().as_bytes();
         if b.len() < 19 || !matches!(b[4], b'/' | b'-') || b[10] != b' ' {
             return None;

@@ -46,6 +46,61 @@ struct GpuState {
     recent_mean: Option<f64>,
     comparable: bool,
     holds_memory: bool,
+    /// The last full analysis of the window, its time, and the lowest sample taken in since.
+    analysis: Option<signal::Analysis>,
+    analysed_at: UnixTime,
+    low_since: f32,
+    high_since: f32,
+}
+
+/// A GPU whose last analysis raised nothing, whose busy level is at least this, and whose new
+/// samples all stayed in the top band (no dip of any band can have begun) keeps that analysis for
+/// up to [`REUSE_S`]: the tick rules still run on fresh readings every evaluation.
+const QUIET_MIN_BUSY: f64 = 60.0;
+/// Share of the busy level every new sample must reach (the shallow band's leave level).
+const QUIET_BAND: f64 = 0.95;
+/// Longest a quiet GPU's analysis is reused, seconds of data time.
+const REUSE_S: f64 = 5.0;
+
+impl GpuState {
+    /// Whether the last analysis still describes the window: a quiet GPU (see
+    /// [`QUIET_MIN_BUSY`]), or a raised periodic finding whose pattern goes on (see
+    /// [`Self::pattern_goes_on`]).
+    fn reusable(&self, t: UnixTime, rules_window_s: f64) -> bool {
+        self.quiet(t, rules_window_s) || self.pattern_goes_on(t)
+    }
+
+    /// A raised starvation or periodic-stall finding is the GPU's only track, the last analysis
+    /// found its period, less than one period (and [`REUSE_S`]) has passed, and the samples since
+    /// hold both a dip and a busy reading of that analysis's bands: the pattern is still there.
+    /// The rules then run on the last analysis; a stretch without dips or without work analyses
+    /// again at once, so clearing is not delayed.
+    fn pattern_goes_on(&self, t: UnixTime) -> bool {
+        let periodic_only = !self.tracks.is_empty()
+            && self.tracks.iter().all(|(k, tr)| {
+                tr.raised && matches!(k, FindingKind::InputStarvation | FindingKind::PeriodicStall)
+            });
+        periodic_only
+            && self.analysis.as_ref().is_some_and(|a| {
+                a.period.as_ref().is_some_and(|p| {
+                    t - self.analysed_at < p.period_s.min(REUSE_S)
+                        && (self.low_since as f64) < 0.5 * a.busy_level
+                        && (self.high_since as f64) >= 0.8 * a.busy_level
+                })
+            })
+    }
+
+    /// Whether the last analysis still describes a busy GPU without findings (see [`QUIET_MIN_BUSY`]).
+    fn quiet(&self, t: UnixTime, rules_window_s: f64) -> bool {
+        self.tracks.is_empty()
+            && t - self.analysed_at < REUSE_S
+            && self.analysis.as_ref().is_some_and(|a| {
+                a.busy_level >= QUIET_MIN_BUSY
+                    && a.span_s >= rules_window_s
+                    && a.period.is_none()
+                    && (self.low_since as f64) >= QUIET_BAND * a.busy_level
+            })
+    }
 }
 
 /// Kinds in the order a verdict prefers them when severities tie.
@@ -125,8 +180,16 @@ impl Detector {
         let params = self.config.signal_params();
         let mut per_gpu: Vec<Vec<Candidate>> = Vec::with_capacity(self.gpus.len());
         for (pos, state) in self.gpus.iter_mut().enumerate() {
-            let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
-            let analysis = signal::analyse(ts, us, &params);
+            if !state.reusable(t, self.config.rules_window_s) {
+                let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
+                state.analysis = Some(signal::analyse(ts, us, &params));
+                state.analysed_at = t;
+                state.low_since = f32::INFINITY;
+                state.high_since = f32::NEG_INFINITY;
+            }
+            let Some(analysis) = state.analysis.as_ref() else {
+                continue;
+            };
             let since = t - self.config.rules_window_s;
             let busy_tick = self.config.busy_util * 0.5;
             let mut summary = gpus
@@ -137,22 +200,22 @@ impl Detector {
                 degraded_link(&mut summary, h, dev, since, busy_tick);
             }
             let recent_from = t - self.config.rules_window_s;
-            let recent: Vec<f32> = state
-                .ts
-                .iter()
-                .zip(&state.us)
-                .filter(|(tt, _)| **tt >= recent_from)
-                .map(|(_, u)| *u)
-                .collect();
-            state.recent_mean = (!recent.is_empty())
-                .then(|| recent.iter().map(|u| *u as f64).sum::<f64>() / recent.len() as f64);
+            let (mut rn, mut rsum) = (0usize, 0.0f64);
+            for (tt, u) in state.ts.iter().zip(&state.us).rev() {
+                if *tt < recent_from {
+                    break;
+                }
+                rn += 1;
+                rsum += *u as f64;
+            }
+            state.recent_mean = (rn > 0).then(|| rsum / rn as f64);
             // Cross-GPU comparisons wait for a full rules window of data.
             state.comparable = analysis.span_s >= self.config.rules_window_s * 0.95;
             state.holds_memory = summary.mem_used_last.is_some_and(|m| m >= 1 << 30);
             per_gpu.push(rules::per_gpu(
                 &self.config,
                 self.devices.get(pos),
-                &analysis,
+                analysis,
                 &summary,
                 t,
             ));
@@ -368,6 +431,8 @@ fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut
         state.ts.push_back(t);
         state.us.push_back(u);
         state.last_t = Some(t);
+        state.low_since = state.low_since.min(u);
+        state.high_since = state.high_since.max(u);
     }
     while state.ts.front().is_some_and(|t| *t < keep_from) {
         state.ts.pop_front();
@@ -461,5 +526,70 @@ fn degraded_link(
                 s.link_seen = Some((g, w));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::UtilWindow;
+
+    /// Feed `seconds` of 200 ms windows from `util(t)` at 250 ms ticks; count full analyses.
+    fn run(seconds: f64, util: impl Fn(f64) -> f64) -> (Detector, u32) {
+        let system = SystemInfo {
+            devices: vec![DeviceInfo::default()],
+            ..Default::default()
+        };
+        let mut d = Detector::new(DetectorConfig::default(), &system);
+        let mut h = GpuHistory::new(120.0, 0.25);
+        let (mut t, mut next_w, mut analyses, mut last) = (0.0, 0.2, 0, f64::NAN);
+        while t < seconds {
+            t += 0.25;
+            while next_w <= t {
+                h.util.push(UtilWindow {
+                    t: next_w,
+                    util: util(next_w),
+                });
+                next_w += 0.2;
+            }
+            d.update(t, &[&h]);
+            if d.gpus[0].analysed_at.to_bits() != last.to_bits() {
+                analyses += 1;
+                last = d.gpus[0].analysed_at;
+            }
+        }
+        (d, analyses)
+    }
+
+    #[test]
+    fn a_steady_busy_gpu_reuses_its_analysis_and_a_starving_one_does_not() {
+        let (_, steady) = run(120.0, |t| 98.0 + (t * 7.0).sin().abs() * 2.0);
+        // Evaluated every second; analysed every second until the window spans the rules
+        // window, then every REUSE_S.
+        assert!((25..=45).contains(&steady), "{steady} analyses in 120 s");
+        let (d, starving) = run(120.0, |t| if t % 1.7 < 0.7 { 90.0 } else { 0.0 });
+        // Every second until raised, then while the pattern goes on about every other second
+        // (less than one 1.7 s period between analyses).
+        assert!(
+            (55..=100).contains(&starving),
+            "{starving} analyses in 120 s"
+        );
+        assert_eq!(d.verdict(0), FindingKind::InputStarvation);
+    }
+
+    #[test]
+    fn a_dip_after_a_quiet_stretch_is_analysed_at_the_next_evaluation() {
+        // Steady for 60 s, then starving: the first new dip ends the reuse.
+        let (d, _) = run(80.0, |t| if t < 60.0 || t % 1.5 < 0.8 { 99.0 } else { 0.0 });
+        let f = d
+            .active()
+            .iter()
+            .find(|f| f.kind == FindingKind::InputStarvation)
+            .expect("starvation raised");
+        assert!(
+            f.detected_at - 60.0 <= 15.0,
+            "detected at {}",
+            f.detected_at
+        );
     }
 }

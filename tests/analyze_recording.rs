@@ -1,0 +1,225 @@
+//! `gpulse analyze` on gpulse's own recordings (`gpulse record`, NDJSON, plain or zstd): the real
+//! binary, recordings written by the recorder from the simulator on a virtual clock and by
+//! `gpulse record` itself, damaged recordings, and the real H200 recording slices.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
+use gpulse::backend::{Backend, DeviceSampler};
+use gpulse::model::Sample;
+use gpulse::output::record::Recorder;
+use predicates::prelude::*;
+
+fn gpulse() -> Command {
+    let mut c = Command::cargo_bin("gpulse").expect("binary");
+    let no_config = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/smi");
+    c.env("TZ", "UTC").env("XDG_CONFIG_HOME", no_config);
+    c.env_remove("GPULSE_BACKEND").env_remove("GPULSE_CONFIG");
+    c
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    let out = gpulse()
+        .arg("analyze")
+        .arg("--json")
+        .arg(path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("one JSON document")
+}
+
+/// `seconds` of the simulator's `scenario` on 3 GPUs, written by the recorder on a virtual clock.
+fn sim_recording(path: &Path, scenario: Scenario, seconds: f64) {
+    let start = 1_790_000_000.0;
+    let cfg = SimConfig {
+        scenario,
+        gpus: 3,
+        start: Some(start),
+        hostname: Some("rec".into()),
+        ..Default::default()
+    };
+    let system = SimBackend::new(cfg.clone()).system().clone();
+    let mut devs = SimBackend::devices_for(&cfg);
+    let mut rec = Recorder::create(path, &system, 0.25, false).expect("create");
+    let ticks = (seconds / 0.25) as usize;
+    for i in 1..=ticks {
+        let t = start + i as f64 * 0.25;
+        let sample = Sample {
+            t,
+            gpus: devs
+                .iter_mut()
+                .map(|d| d.sample(t).expect("the simulator answers"))
+                .collect(),
+            ..Default::default()
+        };
+        rec.write(&sample).expect("write");
+    }
+    rec.finish().expect("finish");
+}
+
+fn verdicts(v: &serde_json::Value) -> Vec<String> {
+    v["gpus"]
+        .as_array()
+        .expect("gpus")
+        .iter()
+        .map(|g| g["verdict"].as_str().expect("verdict").to_string())
+        .collect()
+}
+
+#[test]
+fn a_simulated_starving_recording_is_named_input_starvation_plain_and_zstd() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in ["starving.ndjson", "starving.ndjson.zst"] {
+        let path = dir.path().join(name);
+        sim_recording(&path, Scenario::Starving, 45.0);
+        let v = json(&path);
+        assert_eq!(v["samples"], 180, "{name}");
+        assert!(
+            v["source"]
+                .as_str()
+                .expect("source")
+                .starts_with("gpulse recording"),
+            "{}",
+            v["source"]
+        );
+        assert_eq!(verdicts(&v), ["input_starvation"; 3], "{name}");
+        let f = &v["gpus"][0]["findings"][0];
+        assert_eq!(f["kind"], "input_starvation");
+        assert!(f["period_s"].as_f64().is_some(), "{f}");
+        // Statistics come from the driver windows: 5 per second, more than the 4 ticks.
+        let windows = v["gpus"][0]["stats"]["samples"].as_u64().expect("samples");
+        assert!(windows > 200, "{windows} windows in 45 s");
+    }
+}
+
+#[test]
+fn a_mixed_recording_names_each_gpu_by_its_job() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("mixed.ndjson");
+    sim_recording(&path, Scenario::Mixed, 40.0);
+    let v = json(&path);
+    // Mixed: GPU 0 starving, GPU 1 healthy, GPU 2 checkpoint (too few pauses in 40 s).
+    let got = verdicts(&v);
+    assert_eq!(got[0], "input_starvation", "{got:?}");
+    assert_eq!(got[1], "healthy", "{got:?}");
+    assert_ne!(got[2], "input_starvation", "{got:?}");
+}
+
+#[test]
+fn gpulse_record_output_is_read_back_by_analyze() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rec.ndjson.zst");
+    gpulse()
+        .args([
+            "--backend",
+            "sim",
+            "--scenario",
+            "starving",
+            "--interval",
+            "100ms",
+        ])
+        .arg("record")
+        .arg(&path)
+        .args(["--count", "12"])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .success();
+    let v = json(&path);
+    assert_eq!(v["samples"], 12);
+    assert_eq!(v["gpus"].as_array().expect("gpus").len(), 4);
+    // 1.2 s of data is too little for any finding: busy GPUs, no pattern yet.
+    assert!(
+        verdicts(&v).iter().all(|k| k == "healthy" || k == "idle"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_damaged_recording_is_analysed_up_to_the_damage_with_warnings_naming_the_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("good.ndjson");
+    sim_recording(&good, Scenario::Starving, 30.0);
+    let text = std::fs::read_to_string(&good).expect("read");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[10] = "{\"t\": garbage";
+    let last = lines.pop().expect("a last line");
+    let bad = dir.path().join("bad.ndjson");
+    let mut f = std::fs::File::create(&bad).expect("create");
+    for l in &lines {
+        writeln!(f, "{l}").expect("write");
+    }
+    // Cut the last line in the middle, as a crash would.
+    write!(f, "{}", &last[..last.len() / 2]).expect("write");
+    drop(f);
+    gpulse()
+        .arg("analyze")
+        .arg(&bad)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("GPU 0 ("))
+        .stderr(predicate::str::contains("line 11: not a valid sample"))
+        .stderr(predicate::str::contains("line 121 is cut off"));
+    let v = json(&bad);
+    assert_eq!(v["samples"], 118);
+    assert_eq!(v["warnings"].as_array().expect("warnings").len(), 2);
+}
+
+fn h200(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/h200-2026-12-02-gpulse")
+        .join(name)
+}
+
+#[test]
+fn the_real_h200_recordings_give_their_verdicts_with_gpm_evidence() {
+    let v = json(&h200("starved_2s.ndjson.zst"));
+    assert_eq!(v["source"], "gpulse recording, nvml");
+    let g = &v["gpus"][0];
+    assert_eq!(g["name"], "NVIDIA H200");
+    assert_eq!(g["verdict"], "input_starvation");
+    let p = g["findings"][0]["period_s"].as_f64().expect("period");
+    assert!((p - 4.0).abs() < 0.6, "period {p}");
+    // The recorded processes give the host evidence: the job's 2 DataLoader workers.
+    let notes = g["findings"][0]["notes"].as_array().expect("host notes");
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.contains("2 DataLoader workers"))),
+        "{notes:?}"
+    );
+    gpulse()
+        .arg("analyze")
+        .arg(h200("starved_5s.ndjson.zst"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "host: pid 866: only 1 DataLoader workers",
+        ));
+    gpulse()
+        .arg("analyze")
+        .arg(h200("sync_bound.ndjson.zst"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("GPU 0 (NVIDIA H200): host_bound"))
+        .stdout(predicate::str::contains("SM activity only 0.3%"));
+}
+
+#[test]
+fn a_compressed_file_that_is_not_a_recording_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("log.csv.zst");
+    let csv = b"timestamp, utilization.gpu [%]\n2026/12/02 10:00:00.000, 5 %\n";
+    std::fs::write(&path, zstd::encode_all(&csv[..], 3).expect("zstd")).expect("write");
+    gpulse()
+        .arg("analyze")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("log.csv.zst"))
+        .stderr(predicate::str::contains("not a gpulse recording"));
+}
