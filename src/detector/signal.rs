@@ -236,7 +236,35 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
             }
         }
     }
+    if !bursty && a.period.is_none() && !a.too_fast {
+        regime_since_last_drop(ts, us, p, &mut a);
+    }
     a
+}
+
+/// A level change: the window began in one regime (busy near H) and the signal fell below the
+/// band and has stayed below it since, so the whole window's busy level no longer describes the
+/// samples since the drop (a job that started starving: short bursts that never come back near
+/// the old H). Those samples are analysed as their own window, with their own busy level; when
+/// they hold a period, the dips, period and lost time are theirs.
+fn regime_since_last_drop(ts: &[f64], us: &[f32], p: &SignalParams, a: &mut Analysis) {
+    let Some(drop) = a.dips.last().filter(|d| d.end.is_none() && !d.open_start) else {
+        return;
+    };
+    let from = ts.partition_point(|t| *t < drop.start);
+    // Long enough to hold `min_cycles` of the shortest resolvable period.
+    if ts[ts.len() - 1] - drop.start < p.min_cycles as f64 * p.min_period_s {
+        return;
+    }
+    let tail = analyse(&ts[from..], &us[from..], p);
+    if tail.period.is_some() {
+        a.busy_level = tail.busy_level;
+        a.lost_fraction = tail.lost_fraction;
+        a.dips = tail.dips;
+        a.dip_s = tail.dip_s;
+        a.spacing_s = tail.spacing_s;
+        a.period = tail.period;
+    }
 }
 
 fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64) -> Vec<Dip> {
