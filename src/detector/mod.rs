@@ -44,6 +44,9 @@ struct GpuState {
     tracks: BTreeMap<FindingKind, Track>,
     verdict: Option<FindingKind>,
     recent_mean: Option<f64>,
+    /// Seconds of the rules window with activity (≥ `idle_util`), and the separate bursts of it.
+    recent_active_s: f64,
+    recent_bursts: usize,
     comparable: bool,
     holds_memory: bool,
     /// The last full analysis of the window, its time, and the lowest sample taken in since.
@@ -59,6 +62,10 @@ struct GpuState {
 const QUIET_MIN_BUSY: f64 = 60.0;
 /// Share of the busy level every new sample must reach (the shallow band's leave level).
 const QUIET_BAND: f64 = 0.95;
+/// Seconds of activity in the rules window before a GPU without findings is called busy.
+const BUSY_EVIDENCE_S: f64 = 2.0;
+/// Separate bursts of activity in the rules window that make a GPU holding memory not idle.
+const MIN_BURSTS: usize = 3;
 /// Longest a quiet GPU's analysis is reused, seconds of data time.
 const REUSE_S: f64 = 5.0;
 
@@ -201,14 +208,28 @@ impl Detector {
             }
             let recent_from = t - self.config.rules_window_s;
             let (mut rn, mut rsum) = (0usize, 0.0f64);
+            let (mut active_s, mut bursts, mut next_t) = (0.0f64, 0usize, None::<f64>);
+            let mut next_active = false;
             for (tt, u) in state.ts.iter().zip(&state.us).rev() {
                 if *tt < recent_from {
                     break;
                 }
                 rn += 1;
                 rsum += *u as f64;
+                let active = *u as f64 >= self.config.idle_util;
+                if active {
+                    // Each reading stands for the time to the next one (at most a second).
+                    active_s += next_t.map_or(signal::GRID_S, |n| (n - tt).clamp(0.0, 1.0));
+                } else if next_active {
+                    bursts += 1;
+                }
+                next_active = active;
+                next_t = Some(*tt);
             }
+            bursts += usize::from(next_active);
             state.recent_mean = (rn > 0).then(|| rsum / rn as f64);
+            state.recent_active_s = active_s;
+            state.recent_bursts = bursts;
             // Cross-GPU comparisons wait for a full rules window of data.
             state.comparable = analysis.span_s >= self.config.rules_window_s * 0.95;
             state.holds_memory = summary.mem_used_last.is_some_and(|m| m >= 1 << 30);
@@ -364,18 +385,19 @@ impl Detector {
             .filter(|f| f.gpu == gpu && f.severity >= Severity::Warn)
             .min_by_key(|f| (std::cmp::Reverse(f.severity), priority(f.kind)))
             .map(|f| f.kind);
-        state.verdict = Some(
-            verdict.unwrap_or(
-                if state
-                    .recent_mean
-                    .is_some_and(|m| m >= self.config.idle_util)
-                {
-                    FindingKind::Healthy
-                } else {
-                    FindingKind::Idle
-                },
-            ),
-        );
+        // Without a finding: busy on enough evidence (a mean at or above `idle_util` from at
+        // least BUSY_EVIDENCE_S of activity, not a lone blip), or work that keeps coming in
+        // bursts to a GPU holding a context (a job waiting between batches is not idle).
+        let busy = state
+            .recent_mean
+            .is_some_and(|m| m >= self.config.idle_util)
+            && state.recent_active_s >= BUSY_EVIDENCE_S;
+        let bursts_keep_coming = state.holds_memory && state.recent_bursts >= MIN_BURSTS;
+        state.verdict = Some(verdict.unwrap_or(if busy || bursts_keep_coming {
+            FindingKind::Healthy
+        } else {
+            FindingKind::Idle
+        }));
     }
 
     /// The current verdict of GPU `gpu` (position in the system's device list).
@@ -575,6 +597,19 @@ mod tests {
             "{starving} analyses in 120 s"
         );
         assert_eq!(d.verdict(0), FindingKind::InputStarvation);
+    }
+
+    #[test]
+    fn a_lone_blip_is_not_a_busy_gpu_and_seconds_of_work_are() {
+        // Idle with one 0.6 s blip at the start (the driver's buffer at start-up): idle.
+        let (d, _) = run(4.0, |t| if t < 0.8 { 60.0 } else { 0.0 });
+        assert_eq!(d.verdict(0), FindingKind::Idle);
+        // Three seconds of steady work: busy, no finding.
+        let (d, _) = run(3.5, |_| 60.0);
+        assert_eq!(d.verdict(0), FindingKind::Healthy);
+        // Bursts every 4 s on a GPU holding no memory (no context in the history): idle.
+        let (d, _) = run(12.0, |t| if t % 4.0 < 0.2 { 30.0 } else { 0.0 });
+        assert_eq!(d.verdict(0), FindingKind::Idle);
     }
 
     #[test]

@@ -236,7 +236,49 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
             }
         }
     }
+    regime_since_last_drop(ts, us, p, &mut a);
     a
+}
+
+/// A level change: the window began in one regime (busy near H) and the signal fell below the
+/// normal band (`dip_enter`·H, whichever band described the dips) and has not come back above
+/// `dip_leave`·H since, so the whole window's busy level no longer describes the
+/// samples since the drop (a job that started starving: short bursts that never come back near
+/// the old H). Those samples are analysed as their own window, with their own busy level; when
+/// they hold a period, the dips, period and lost time are theirs. A period (or aliasing) the
+/// whole window found in cycles that all began before the drop describes the earlier regime and
+/// gives way; one with cycles after the drop stands.
+fn regime_since_last_drop(ts: &[f64], us: &[f32], p: &SignalParams, a: &mut Analysis) {
+    let h = a.busy_level;
+    // Backwards to the last busy reading (at once on a busy GPU), then forwards to the drop.
+    let Some(last_busy) = us.iter().rposition(|u| *u as f64 > p.dip_leave * h) else {
+        return;
+    };
+    let Some(from) = us[last_busy..]
+        .iter()
+        .position(|u| (*u as f64) < p.dip_enter * h)
+        .map(|i| last_busy + i)
+    else {
+        return;
+    };
+    let drop = ts[from];
+    if a.period.is_some_and(|per| per.last_start >= drop) {
+        return;
+    }
+    // Long enough to hold `min_cycles` of the shortest resolvable period.
+    if ts[ts.len() - 1] - drop < p.min_cycles as f64 * p.min_period_s {
+        return;
+    }
+    let tail = analyse(&ts[from..], &us[from..], p);
+    if tail.period.is_some() {
+        a.busy_level = tail.busy_level;
+        a.lost_fraction = tail.lost_fraction;
+        a.dips = tail.dips;
+        a.dip_s = tail.dip_s;
+        a.spacing_s = tail.spacing_s;
+        a.period = tail.period;
+        a.too_fast = false;
+    }
 }
 
 fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64) -> Vec<Dip> {
