@@ -209,6 +209,7 @@ impl Detector {
             let recent_from = t - self.config.rules_window_s;
             let (mut rn, mut rsum) = (0usize, 0.0f64);
             let (mut active_s, mut bursts, mut next_t) = (0.0f64, 0usize, None::<f64>);
+            let mut active_n = 0usize;
             let mut next_active = false;
             for (tt, u) in state.ts.iter().zip(&state.us).rev() {
                 if *tt < recent_from {
@@ -218,6 +219,7 @@ impl Detector {
                 rsum += *u as f64;
                 let active = *u as f64 >= self.config.idle_util;
                 if active {
+                    active_n += 1;
                     // Each reading stands for the time to the next one (at most a second).
                     active_s += next_t.map_or(signal::GRID_S, |n| (n - tt).clamp(0.0, 1.0));
                 } else if next_active {
@@ -228,7 +230,13 @@ impl Detector {
             }
             bursts += usize::from(next_active);
             state.recent_mean = (rn > 0).then(|| rsum / rn as f64);
-            state.recent_active_s = active_s;
+            // A source that reads seldom (a scrape every 15 s) has few readings, each standing
+            // for its whole interval: most of them active is evidence too.
+            state.recent_active_s = if rn >= 2 && active_n * 2 >= rn {
+                active_s.max(BUSY_EVIDENCE_S)
+            } else {
+                active_s
+            };
             state.recent_bursts = bursts;
             // Cross-GPU comparisons wait for a full rules window of data.
             state.comparable = analysis.span_s >= self.config.rules_window_s * 0.95;
