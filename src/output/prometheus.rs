@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::engine::{GpuSnapshot, Snapshot};
-use crate::model::{FindingKind, GpuStatus, Metrics};
+use crate::model::{Evidence, FindingKind, GpuStatus, Metrics};
 
 const MIB: f64 = (1u64 << 20) as f64;
 
@@ -214,6 +214,32 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
 }
 
 /// The exposition of one snapshot, keeping only the GPUs `show` accepts.
+/// One gauge per active finding that carries the evidence number `pick` reads, labelled by GPU
+/// and kind; nothing (not even the header) when no finding carries it.
+fn evidence_gauge(
+    out: &mut String,
+    gpus: &[(&GpuSnapshot, String)],
+    name: &str,
+    help: &str,
+    pick: fn(&Evidence) -> Option<f64>,
+) {
+    let values: Vec<(u32, &str, f64)> = gpus
+        .iter()
+        .flat_map(|(g, _)| {
+            g.findings
+                .iter()
+                .filter_map(|f| pick(&f.evidence).map(|v| (g.info.index, f.kind.as_str(), v)))
+        })
+        .collect();
+    if values.is_empty() {
+        return;
+    }
+    header(out, name, "gauge", help);
+    for (gpu, kind, v) in values {
+        let _ = writeln!(out, "{name}{{gpu=\"{gpu}\",kind=\"{kind}\"}} {}", num(v));
+    }
+}
+
 pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
     let mut out = String::with_capacity(8 * 1024);
     let host = s.system.hostname.as_str();
@@ -294,56 +320,20 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
         }
     }
 
-    let lost: Vec<(u32, &str, f64)> = gpus
-        .iter()
-        .flat_map(|(g, _)| {
-            g.findings.iter().filter_map(|f| {
-                f.evidence
-                    .lost_fraction
-                    .map(|v| (g.info.index, f.kind.as_str(), v))
-            })
-        })
-        .collect();
-    if !lost.is_empty() {
-        header(
-            &mut out,
-            "gpulse_lost_fraction",
-            "gauge",
-            "Share of GPU time an active finding estimates is lost (0-1).",
-        );
-        for (gpu, kind, v) in lost {
-            let _ = writeln!(
-                out,
-                "gpulse_lost_fraction{{gpu=\"{gpu}\",kind=\"{kind}\"}} {}",
-                num(v)
-            );
-        }
-    }
-    let period: Vec<(u32, &str, f64)> = gpus
-        .iter()
-        .flat_map(|(g, _)| {
-            g.findings.iter().filter_map(|f| {
-                f.evidence
-                    .period_s
-                    .map(|v| (g.info.index, f.kind.as_str(), v))
-            })
-        })
-        .collect();
-    if !period.is_empty() {
-        header(
-            &mut out,
-            "gpulse_starvation_period_seconds",
-            "gauge",
-            "Period of the stall cycle an active finding measured (seconds).",
-        );
-        for (gpu, kind, v) in period {
-            let _ = writeln!(
-                out,
-                "gpulse_starvation_period_seconds{{gpu=\"{gpu}\",kind=\"{kind}\"}} {}",
-                num(v)
-            );
-        }
-    }
+    evidence_gauge(
+        &mut out,
+        &gpus,
+        "gpulse_lost_fraction",
+        "Share of GPU time an active finding estimates is lost (0-1).",
+        |e| e.lost_fraction,
+    );
+    evidence_gauge(
+        &mut out,
+        &gpus,
+        "gpulse_starvation_period_seconds",
+        "Period of the stall cycle an active finding measured (seconds).",
+        |e| e.period_s,
+    );
 
     let hl = format!("Hostname=\"{}\"", escape(host));
     let h = &s.host;
