@@ -40,23 +40,29 @@ use recording::Recording;
 
 use widgets::status::STALE_INTERVALS;
 
-/// Send `tracing` events to the dashboard's event panel (call before [`run`]). If a logger is
+/// Send `tracing` events to the dashboard's event panel (call before [`run`]). If a subscriber is
 /// already installed in this process, that one stays and the panel shows nothing new.
+///
+/// tui-logger's own `init_logger` starts a thread that wakes every 10 ms to move events from its
+/// hot buffer to the panel's; here nothing is started: [`draw`] moves them before each frame (and
+/// the event loop once a second while nothing is drawn), so an idle dashboard costs no wake-ups.
 pub fn init_tui_logging() {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
-    if tui_logger::init_logger(tui_logger::LevelFilter::Info).is_err() {
-        return;
-    }
-    tui_logger::set_default_level(tui_logger::LevelFilter::Info);
-    let _ = tracing_subscriber::registry()
-        .with(tracing_subscriber::filter::LevelFilter::INFO)
-        .with(tui_logger::TuiTracingSubscriberLayer)
-        .try_init();
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        tui_logger::set_default_level(tui_logger::LevelFilter::Info);
+        let _ = tracing_subscriber::registry()
+            .with(tracing_subscriber::filter::LevelFilter::INFO)
+            .with(tui_logger::TuiTracingSubscriberLayer)
+            .try_init();
+    });
 }
 
 /// Draw one frame of the app's displayed snapshot.
 pub fn draw(frame: &mut Frame, app: &App) {
+    // Events logged since the last frame join the event panel's buffer.
+    tui_logger::move_events();
     let area = frame.area();
     render(area, frame.buffer_mut(), app, app.displayed());
 }
@@ -207,6 +213,8 @@ async fn event_loop(
                 None => break,
             },
             _ = second.tick() => {
+                // Keep tui-logger's hot buffer (1000 events) from filling while nothing is drawn.
+                tui_logger::move_events();
                 // Only ages change with time alone: redraw while the data shown is getting old.
                 let shown = app.displayed();
                 let age = crate::clock::now() - shown.t;
