@@ -7,7 +7,7 @@ use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
 use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::gpm::{gpm_metrics_get, GpmSample};
-use nvml_wrapper::struct_wrappers::device::ProcessInfo;
+use nvml_wrapper::struct_wrappers::device::{ProcessInfo, ProcessUtilizationSample};
 use nvml_wrapper::{Device, Nvml};
 
 use super::errors::{classify, Failure};
@@ -50,11 +50,17 @@ impl Unsupported {
     }
 }
 
-/// How often the slow readings are taken ([`NvmlDeviceSampler::slow_fields`]). Utilization (from
-/// the driver's sample buffer, every window), memory and processes are read every tick.
+/// How often the slow readings are taken ([`NvmlDeviceSampler::slow_fields`]). Memory and the
+/// current utilization are read every tick; the utilization windows and the processes from the
+/// driver's buffers on their own periods.
 pub const SLOW_PERIOD_S: f64 = 1.0;
 /// How often the driver's utilization sample buffer is read (it holds many seconds of windows).
 pub const SAMPLES_PERIOD_S: f64 = 1.0;
+/// How often the process list is read (compute and graphics: 170 µs on the H200 while a job runs).
+pub const PROCESS_PERIOD_S: f64 = 1.0;
+/// How often per-process utilization is read. It is shown, never used by the detector, and one
+/// read costs about 2.4 ms of CPU on the H200 (a driver buffer, like the utilization windows).
+pub const PROCESS_UTIL_PERIOD_S: f64 = 5.0;
 /// A tick that falls this close before the period is due takes the slow readings already.
 const SLOW_SLACK_S: f64 = 0.05;
 
@@ -77,6 +83,10 @@ pub struct NvmlDeviceSampler {
     unsupported: Unsupported,
     merger: SampleBufferMerger,
     proc_util_seen: Option<u64>,
+    /// The processes as last read and when.
+    procs: Option<(Instant, Vec<GpuProcess>)>,
+    /// The last read of their utilization.
+    proc_util: Option<ProcessUtil>,
     gpm_prev: Option<(GpmSample<'static>, Instant)>,
     pcie: Option<PcieReader>,
     /// When the driver's sample buffer was last read.
@@ -109,6 +119,8 @@ impl NvmlDeviceSampler {
             unsupported,
             merger: SampleBufferMerger::new(),
             proc_util_seen: None,
+            procs: None,
+            proc_util: None,
             gpm_prev: None,
             pcie,
             samples_at: None,
@@ -224,35 +236,97 @@ impl NvmlDeviceSampler {
         Ok(())
     }
 
+    /// The processes on the GPU with their memory, read once per [`PROCESS_PERIOD_S`], and their
+    /// utilization, read once per [`PROCESS_UTIL_PERIOD_S`]; both carried between reads.
     fn processes(&mut self) -> Result<Vec<GpuProcess>, DeviceError> {
-        let compute = self
-            .call(Call::ComputeProcs, |d| d.running_compute_processes())?
-            .unwrap_or_default();
-        let graphics = self
-            .call(Call::GraphicsProcs, |d| d.running_graphics_processes())?
-            .unwrap_or_default();
-        let mut procs = merge_processes(&compute, &graphics);
+        let due = |at: &Instant, period: f64| at.elapsed().as_secs_f64() >= period - SLOW_SLACK_S;
+        let mut procs = match &self.procs {
+            Some((at, procs)) if !due(at, PROCESS_PERIOD_S) => procs.clone(),
+            _ => {
+                let compute = self
+                    .call(Call::ComputeProcs, |d| d.running_compute_processes())?
+                    .unwrap_or_default();
+                let graphics = self
+                    .call(Call::GraphicsProcs, |d| d.running_graphics_processes())?
+                    .unwrap_or_default();
+                let procs = merge_processes(&compute, &graphics);
+                self.procs = Some((Instant::now(), procs.clone()));
+                procs
+            }
+        };
         if procs.is_empty() {
             return Ok(procs);
         }
-        let seen = self.proc_util_seen;
-        // NotFound (no samples in the period) is absent this tick; a list names only the
-        // processes with non-zero utilization, so the others ran no kernels: 0 %.
-        if let Some(stats) = self.call(Call::ProcessUtil, |d| d.process_utilization_stats(seen))? {
-            for p in &mut procs {
-                let newest = stats
-                    .iter()
-                    .filter(|s| s.pid == p.pid)
-                    .max_by_key(|s| s.timestamp);
-                p.sm_util = Some(newest.map_or(0.0, |s| f64::from(s.sm_util)));
-                p.mem_util = Some(newest.map_or(0.0, |s| f64::from(s.mem_util)));
-            }
-            if let Some(ts) = stats.iter().map(|s| s.timestamp).max() {
+        if self
+            .proc_util
+            .as_ref()
+            .is_none_or(|u| due(&u.at, PROCESS_UTIL_PERIOD_S))
+        {
+            let seen = self.proc_util_seen;
+            // NotFound (no samples since the last read) leaves the processes' utilization absent.
+            let stats = self.call(Call::ProcessUtil, |d| d.process_utilization_stats(seen))?;
+            if let Some(ts) = stats.iter().flatten().map(|s| s.timestamp).max() {
                 self.proc_util_seen = Some(ts);
             }
+            self.proc_util = Some(ProcessUtil {
+                at: Instant::now(),
+                newest: stats.map(|s| newest_per_process(&s)),
+                listed: procs.iter().map(|p| p.pid).collect(),
+            });
+        }
+        if let Some(u) = &self.proc_util {
+            u.apply(&mut procs);
         }
         Ok(procs)
     }
+}
+
+/// One read of the driver's per-process utilization.
+#[derive(Debug, Clone)]
+pub struct ProcessUtil {
+    pub at: Instant,
+    /// `(pid, sm %, memory %)` of the processes the driver named; `None` when it had no samples.
+    pub newest: Option<Vec<(u32, f64, f64)>>,
+    /// The processes on the GPU at the read: those the driver did not name ran no kernels.
+    pub listed: Vec<u32>,
+}
+
+impl ProcessUtil {
+    /// Set each process's utilization from this read: its sample, 0 % for a process listed then
+    /// but not named, absent for one that appeared since or when the read had no samples.
+    pub fn apply(&self, procs: &mut [GpuProcess]) {
+        for p in procs {
+            let util = self.newest.as_ref().and_then(|newest| {
+                match newest.iter().find(|u| u.0 == p.pid) {
+                    Some(u) => Some((u.1, u.2)),
+                    None => self.listed.contains(&p.pid).then_some((0.0, 0.0)),
+                }
+            });
+            p.sm_util = util.map(|u| u.0);
+            p.mem_util = util.map(|u| u.1);
+        }
+    }
+}
+
+/// Each process's newest utilization sample: `(pid, sm %, memory %)`.
+pub fn newest_per_process(stats: &[ProcessUtilizationSample]) -> Vec<(u32, f64, f64)> {
+    let mut out: Vec<(u32, u64, f64, f64)> = Vec::new();
+    for s in stats {
+        let row = (
+            s.pid,
+            s.timestamp,
+            f64::from(s.sm_util),
+            f64::from(s.mem_util),
+        );
+        match out.iter_mut().find(|o| o.0 == s.pid) {
+            Some(o) if o.1 < s.timestamp => *o = row,
+            Some(_) => {}
+            None => out.push(row),
+        }
+    }
+    out.into_iter()
+        .map(|(pid, _, sm, mem)| (pid, sm, mem))
+        .collect()
 }
 
 /// Compute and graphics processes, one entry per PID (compute first).
@@ -433,6 +507,54 @@ mod tests {
         assert_eq!(p[0].gpu_memory_bytes, Some(5 << 30));
         assert_eq!(p[1].kind, ProcessKind::Graphics);
         assert_eq!(p[1].gpu_memory_bytes, None);
+    }
+
+    #[test]
+    fn process_utilization_takes_each_pids_newest_sample_and_zero_for_the_unnamed() {
+        let sample = |pid, timestamp, sm_util, mem_util| ProcessUtilizationSample {
+            pid,
+            timestamp,
+            sm_util,
+            mem_util,
+            enc_util: 0,
+            dec_util: 0,
+        };
+        let newest = newest_per_process(&[
+            sample(10, 5, 40, 7),
+            sample(10, 9, 88, 30),
+            sample(11, 3, 5, 1),
+        ]);
+        assert_eq!(newest, vec![(10, 88.0, 30.0), (11, 5.0, 1.0)]);
+        let read = ProcessUtil {
+            at: Instant::now(),
+            newest: Some(newest),
+            listed: vec![10, 11, 12],
+        };
+        let proc = |pid| GpuProcess {
+            pid,
+            ..Default::default()
+        };
+        // 12 was listed but ran no kernels; 13 started after the read: not known yet.
+        let mut procs = vec![proc(10), proc(12), proc(13)];
+        read.apply(&mut procs);
+        let util: Vec<_> = procs.iter().map(|p| (p.sm_util, p.mem_util)).collect();
+        assert_eq!(
+            util,
+            vec![
+                (Some(88.0), Some(30.0)),
+                (Some(0.0), Some(0.0)),
+                (None, None)
+            ]
+        );
+        // A read without samples tells nothing.
+        let empty = ProcessUtil {
+            newest: None,
+            ..read
+        };
+        empty.apply(&mut procs);
+        assert!(procs
+            .iter()
+            .all(|p| p.sm_util.is_none() && p.mem_util.is_none()));
     }
 
     #[test]
