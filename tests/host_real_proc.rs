@@ -68,8 +68,9 @@ fn probe_sees_the_parent_its_burning_children_and_the_sleeper() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(600));
-    // Within the tree interval: only the tracked processes are re-read.
+    // A tree interval later the GPU process's tree is read again (through the kernel's children
+    // lists where it gives them, else a full scan): rates over that second.
+    std::thread::sleep(Duration::from_secs_f64(gpulse::host::TREE_INTERVAL_S + 0.1));
     let mut s2 = sample_for(pid);
     probe.fill_at(&mut s2, now(start) + 10.0);
     for s in [&s, &s2] {

@@ -1,10 +1,12 @@
 //! The host side: whole-machine CPU, memory and load, and who the GPU processes are.
 //!
 //! Read from procfs (a root directory that tests can point at a fixture tree). Each tick the probe
-//! reads `/proc/stat`, `meminfo`, `loadavg` and `uptime`; when the backend reports GPU processes it
-//! also reads every process's `stat` (at most once per [`TREE_INTERVAL_S`], re-reading only the GPU
-//! processes and their descendants in between) to find each GPU process's children (DataLoader
-//! workers) and everyone's CPU rate.
+//! reads `/proc/stat`, `meminfo`, `loadavg` and `uptime`. When the backend reports GPU processes,
+//! once per [`TREE_INTERVAL_S`] it re-reads the GPU processes and their descendants (DataLoader
+//! workers), found through the kernel's `task/TID/children` lists, for their state and CPU rate;
+//! every process's `stat` is read only once per [`FULL_SCAN_S`] (to match PIDs the driver reports
+//! from another namespace) or when a new GPU process appears. Where the kernel gives no children
+//! lists, the full scan runs every [`TREE_INTERVAL_S`] instead.
 //!
 //! For front ends:
 //! - [`process_rows`] with a [`ProcessView`] (sort [`SortKey`], filter text, tree mode) turns the
@@ -36,8 +38,12 @@ pub use evidence::{annotate_finding, loader_evidence, LoaderEvidence, LoaderVerd
 pub use rows::{format_running, process_rows, state_name, ProcessRow, ProcessView, SortKey};
 pub use signal::{can_signal, send, signal_target, Signal, SignalError, Signaller};
 
-/// Seconds between full scans of the process tree.
+/// Seconds between readings of the GPU processes' trees (their workers and CPU rates).
 pub const TREE_INTERVAL_S: f64 = 1.0;
+
+/// Seconds between full scans of every process, where the kernel gives children lists (without
+/// them, every [`TREE_INTERVAL_S`]).
+pub const FULL_SCAN_S: f64 = 10.0;
 
 /// Seconds between attempts to find PIDs that could not be found.
 pub const RESOLVE_RETRY_S: f64 = 10.0;
@@ -74,6 +80,10 @@ pub struct HostProbe {
     table: ProcTable,
     rates: CpuRates,
     last_full_scan: Option<f64>,
+    /// When the GPU processes' trees were last read (by a full scan or through children lists).
+    last_tree: Option<f64>,
+    /// Whether the kernel gives `task/TID/children` lists (unknown until first tried).
+    children_lists: Option<bool>,
     /// When PIDs were last resolved (unresolved ones are retried every [`RESOLVE_RETRY_S`]).
     last_resolve: Option<f64>,
     resolutions: HashMap<u32, Resolution>,
@@ -114,6 +124,8 @@ impl HostProbe {
             table: ProcTable::default(),
             rates: CpuRates::new(if hz > 0 { hz as f64 } else { 100.0 }),
             last_full_scan: None,
+            last_tree: None,
+            children_lists: None,
             last_resolve: None,
             resolutions: HashMap::new(),
             clock_ticks_per_s: if hz > 0 { hz as f64 } else { 100.0 },
@@ -138,6 +150,12 @@ impl HostProbe {
     /// Whether GPU processes are looked up in procfs.
     pub fn enriches_processes(&self) -> bool {
         self.enrich_processes
+    }
+
+    /// Whether the kernel's children lists are used to follow the GPU processes' trees (`None`
+    /// until first tried; for tools and benchmarks).
+    pub fn follows_children_lists(&self) -> Option<bool> {
+        self.children_lists
     }
 
     /// The latest full process table (for tools and benchmarks).
@@ -180,12 +198,39 @@ impl HostProbe {
     }
 
     fn update_table(&mut self, root: &Path, wanted: &[(u32, u32)], now: f64) {
-        let due = self
-            .last_full_scan
-            .is_none_or(|t| now - t >= TREE_INTERVAL_S - 1e-9);
+        let elapsed = |t: Option<f64>, period: f64| t.is_none_or(|t| now - t >= period - 1e-9);
+        let tree_due = elapsed(self.last_tree, TREE_INTERVAL_S);
+        // Until the children lists are known to be missing, they are tried.
+        let full_period = if self.children_lists == Some(false) {
+            TREE_INTERVAL_S
+        } else {
+            FULL_SCAN_S
+        };
+        let mut due = elapsed(self.last_full_scan, full_period);
         let new_pid = wanted
             .iter()
             .any(|(_, pid)| !self.resolutions.contains_key(pid));
+        if tree_due && !due && !new_pid {
+            let roots: Vec<u32> = self
+                .resolutions
+                .iter()
+                .filter_map(|(pid, r)| r.local_pid(*pid))
+                .collect();
+            if roots.is_empty() {
+                // Nothing found here to follow; the next full scan looks again.
+                self.last_tree = Some(now);
+                return;
+            }
+            let refreshed = self
+                .table
+                .refresh_subtrees(root, &roots, &mut self.rates, now);
+            self.children_lists = Some(refreshed);
+            if refreshed {
+                self.last_tree = Some(now);
+                return;
+            }
+            due = true;
+        }
         if due || new_pid {
             self.table = ProcTable::scan(root, &mut self.rates, now);
             self.last_full_scan = Some(now);
@@ -211,16 +256,9 @@ impl HostProbe {
             self.identities.retain(|(pid, start), _| {
                 table.get(*pid).is_some_and(|e| e.stat.starttime == *start)
             });
-            return;
+            self.last_tree = Some(now);
         }
-        let mut tracked: Vec<u32> = Vec::new();
-        for (pid, r) in &self.resolutions {
-            if let Some(local) = r.local_pid(*pid) {
-                tracked.push(local);
-                tracked.extend(self.table.descendants(local).iter().map(|e| e.stat.pid));
-            }
-        }
-        self.table.refresh(root, &tracked, &mut self.rates, now);
+        // Between tree readings the table's last reading stands.
     }
 
     fn identity(&mut self, root: &Path, pid: u32, starttime: u64) -> Identity {
@@ -440,5 +478,152 @@ mod tests {
         // 200 jiffies passed: 100 busy, 50 idle, 50 iowait.
         assert_eq!(s.host.cpu_percent, Some(50.0));
         assert_eq!(s.host.iowait_percent, Some(25.0));
+    }
+
+    /// A procfs tree with children lists: `procs` are (pid, ppid, cpu ticks, thread ids).
+    fn write_tree(root: &Path, procs: &[(u32, u32, u64, &[u32])]) {
+        std::fs::write(
+            root.join("stat"),
+            "cpu  1 0 1 7 1 0 0 0 0 0\ncpu0 1 0 1 7 1 0 0 0\n",
+        )
+        .expect("stat");
+        std::fs::write(root.join("uptime"), "1000.0 900.0\n").expect("uptime");
+        for &(pid, ppid, ticks, threads) in procs {
+            let dir = root.join(pid.to_string());
+            std::fs::create_dir_all(&dir).expect("dir");
+            std::fs::write(
+                dir.join("stat"),
+                format!("{pid} (p{pid}) S {ppid} 1 1 0 -1 0 0 0 0 0 {ticks} 0 0 0 20 0 1 0 5000 1000 100 0\n"),
+            )
+            .expect("stat");
+            std::fs::write(dir.join("cmdline"), format!("p{pid}\0")).expect("cmdline");
+            for (i, tid) in threads.iter().enumerate() {
+                let task = dir.join("task").join(tid.to_string());
+                std::fs::create_dir_all(&task).expect("task");
+                // Children are listed by the thread that forked them: here the last thread
+                // forked every child, the others none.
+                let kids: Vec<String> = procs
+                    .iter()
+                    .filter(|p| p.1 == pid && i + 1 == threads.len())
+                    .map(|p| p.0.to_string())
+                    .collect();
+                std::fs::write(task.join("children"), kids.join(" ")).expect("children");
+            }
+        }
+    }
+
+    fn gpu_sample(pid: u32) -> Sample {
+        Sample {
+            gpus: vec![crate::model::GpuReading {
+                processes: vec![GpuProcess {
+                    pid,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn workers_are_followed_through_children_lists_without_reading_other_processes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        // 100 trains with workers 101 and 102 (forked by its second thread); 7 is unrelated.
+        write_tree(
+            root,
+            &[
+                (100, 1, 0, &[100, 150]),
+                (101, 100, 0, &[101]),
+                (102, 100, 0, &[102]),
+                (7, 1, 0, &[7]),
+            ],
+        );
+        let mut probe = HostProbe::with_root(root);
+        let mut s = gpu_sample(100);
+        probe.fill_at(&mut s, 10.0);
+        let kids = |s: &Sample| -> Vec<u32> {
+            s.gpus[0].processes[0]
+                .children
+                .iter()
+                .map(|c| c.pid)
+                .collect()
+        };
+        assert_eq!(kids(&s), vec![101, 102]);
+        assert!(
+            probe.table().get(7).is_some(),
+            "the first reading scans everything"
+        );
+
+        // A second later: worker 102 exited, 103 started (a grandchild 104 under it), 101 burned
+        // 50 ticks, and an unrelated process 8 started.
+        std::fs::remove_dir_all(root.join("102")).expect("rm");
+        write_tree(
+            root,
+            &[
+                (100, 1, 0, &[100, 150]),
+                (101, 100, 50, &[101]),
+                (103, 100, 0, &[103]),
+                (104, 103, 0, &[104]),
+                (7, 1, 0, &[7]),
+                (8, 1, 0, &[8]),
+            ],
+        );
+        let mut s = gpu_sample(100);
+        probe.fill_at(&mut s, 11.0);
+        assert_eq!(probe.children_lists, Some(true));
+        assert_eq!(kids(&s), vec![101, 103, 104]);
+        let w101 = &s.gpus[0].processes[0].children[0];
+        assert_eq!(
+            w101.cpu_percent,
+            Some(50.0 / probe.clock_ticks_per_s * 100.0)
+        );
+        assert!(probe.table().get(8).is_none(), "no full scan between");
+        assert!(probe.table().get(102).is_none());
+
+        // Within the second: nothing is read again.
+        std::fs::remove_dir_all(root.join("103")).expect("rm");
+        let mut s = gpu_sample(100);
+        probe.fill_at(&mut s, 11.5);
+        assert_eq!(kids(&s), vec![101, 103, 104]);
+
+        // The full scan comes FULL_SCAN_S after the last one.
+        let mut s = gpu_sample(100);
+        probe.fill_at(&mut s, 10.0 + FULL_SCAN_S);
+        assert!(probe.table().get(8).is_some());
+        assert_eq!(
+            kids(&s),
+            vec![101],
+            "103 gone; its child 104 no longer under 100"
+        );
+    }
+
+    #[test]
+    fn without_children_lists_the_whole_tree_is_scanned_every_interval() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        write_tree(root, &[(100, 1, 0, &[]), (101, 100, 0, &[])]);
+        let mut probe = HostProbe::with_root(root);
+        let mut s = gpu_sample(100);
+        probe.fill_at(&mut s, 10.0);
+        write_tree(
+            root,
+            &[
+                (100, 1, 0, &[]),
+                (101, 100, 0, &[]),
+                (105, 100, 0, &[]),
+                (8, 1, 0, &[]),
+            ],
+        );
+        let mut s = gpu_sample(100);
+        probe.fill_at(&mut s, 11.0);
+        assert_eq!(probe.children_lists, Some(false));
+        assert!(probe.table().get(8).is_some(), "scanned again");
+        let kids: Vec<u32> = s.gpus[0].processes[0]
+            .children
+            .iter()
+            .map(|c| c.pid)
+            .collect();
+        assert_eq!(kids, vec![101, 105]);
     }
 }

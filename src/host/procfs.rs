@@ -107,6 +107,29 @@ pub fn holds_nvidia_device(root: &Path, pid: u32, max_fds: usize) -> Option<(Vec
     Some((devices, read))
 }
 
+/// The children of a process: the PIDs listed in each of its threads' `task/TID/children` file
+/// (a child belongs to the thread that forked it). `None` when the process is gone or the kernel
+/// has no such files (built without `CONFIG_PROC_CHILDREN`, or a fixture tree without them).
+pub fn read_children(root: &Path, pid: u32) -> Option<Vec<u32>> {
+    let tasks = std::fs::read_dir(root.join(pid.to_string()).join("task")).ok()?;
+    let mut kids: Vec<u32> = Vec::new();
+    let mut any = false;
+    for task in tasks.flatten() {
+        // A thread can end between the listing and the read: it has no children to give.
+        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        any = true;
+        kids.extend(
+            text.split_ascii_whitespace()
+                .filter_map(|k| k.parse::<u32>().ok()),
+        );
+    }
+    kids.sort_unstable();
+    kids.dedup();
+    any.then_some(kids)
+}
+
 /// The numeric entries of the procfs root (one per process).
 pub fn list_pids(root: &Path) -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir(root) else {

@@ -6,6 +6,9 @@ use std::path::Path;
 
 use super::procfs::{self, ProcStat};
 
+/// Most processes one subtree refresh reads.
+const MAX_SUBTREE: usize = 4096;
+
 /// A process as of the latest reading, with its CPU rate when a previous reading exists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcEntry {
@@ -90,6 +93,73 @@ impl ProcTable {
                 None => {
                     self.entries.remove(&pid);
                 }
+            }
+        }
+    }
+
+    /// Re-read the subtrees under `roots` from the kernel's children lists, without reading any
+    /// other process: new descendants are added, those gone (exited or moved elsewhere) removed,
+    /// and every process in them gets a fresh reading. Returns false, with the table unchanged,
+    /// when the kernel gives no children lists (then only a full [`scan`](Self::scan) finds new
+    /// processes).
+    pub fn refresh_subtrees(
+        &mut self,
+        root: &Path,
+        roots: &[u32],
+        rates: &mut CpuRates,
+        now: f64,
+    ) -> bool {
+        let mut found: Vec<ProcStat> = Vec::new();
+        let mut queue: Vec<u32> = roots.to_vec();
+        let mut seen: std::collections::HashSet<u32> = std::collections::HashSet::new();
+        while let Some(pid) = queue.pop() {
+            // The bound guards against a cycle in a racing tree.
+            if !seen.insert(pid) || seen.len() > MAX_SUBTREE {
+                continue;
+            }
+            // A process that exited since it was listed is simply left out.
+            let Some(stat) = procfs::read_stat(root, pid) else {
+                continue;
+            };
+            match procfs::read_children(root, pid) {
+                Some(kids) => queue.extend(kids),
+                // A root that is there but has no children lists: the kernel does not give them.
+                None if roots.contains(&pid) => return false,
+                None => {}
+            }
+            found.push(stat);
+        }
+        let alive: std::collections::HashSet<u32> = found.iter().map(|s| s.pid).collect();
+        let before: Vec<u32> = roots
+            .iter()
+            .flat_map(|r| {
+                let mut v = vec![*r];
+                v.extend(self.descendants(*r).iter().map(|e| e.stat.pid));
+                v
+            })
+            .collect();
+        for pid in before {
+            if !alive.contains(&pid) {
+                self.remove(pid);
+            }
+        }
+        for stat in found {
+            if self.entries.get(&stat.pid).map(|e| e.stat.ppid) != Some(stat.ppid) {
+                self.remove(stat.pid);
+                self.children.entry(stat.ppid).or_default().push(stat.pid);
+            }
+            let cpu_percent = rates.observe(&stat, now);
+            self.entries
+                .insert(stat.pid, ProcEntry { stat, cpu_percent });
+        }
+        true
+    }
+
+    /// Drop one process and its place in its parent's list.
+    fn remove(&mut self, pid: u32) {
+        if let Some(e) = self.entries.remove(&pid) {
+            if let Some(kids) = self.children.get_mut(&e.stat.ppid) {
+                kids.retain(|k| *k != pid);
             }
         }
     }
