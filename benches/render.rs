@@ -134,4 +134,25 @@ fn main() {
     }
     stats("snapshot -> frame, 1 GPU, 80x24, window 60 s [wall]", wall);
     stats("snapshot -> frame, 1 GPU, 80x24, window 60 s [cpu]", cpu);
+
+    // The same at 160x48 through crossterm into a sink: the escape sequences a real terminal
+    // gets are generated too (the dashboard's whole per-tick cost on the UI thread).
+    let mut term = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::sink()))
+        .expect("terminal");
+    term.resize(ratatui::layout::Rect::new(0, 0, 160, 48))
+        .expect("resize");
+    let mut wall = Vec::new();
+    let mut cpu = Vec::new();
+    for _ in 0..1000 {
+        one.advance(0.25);
+        let c = thread_cpu_us();
+        let t = Instant::now();
+        let snap = one.snapshot();
+        app.on_snapshot(snap);
+        term.draw(|f| gpulse::tui::draw(f, &app)).expect("draw");
+        wall.push(t.elapsed().as_secs_f64() * 1e6);
+        cpu.push(thread_cpu_us() - c);
+    }
+    stats("snapshot -> frame, 1 GPU, 160x48, crossterm [wall]", wall);
+    stats("snapshot -> frame, 1 GPU, 160x48, crossterm [cpu]", cpu);
 }
