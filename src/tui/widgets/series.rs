@@ -3,7 +3,7 @@
 //! absent when none do or when all that do are absent.
 
 use crate::engine::GpuSnapshot;
-use crate::history::TickMetrics;
+use crate::history::{GpuHistory, TickMetrics};
 use crate::model::{FindingKind, Metrics, UnixTime};
 
 /// The time span a chart shows: `columns` equal columns ending at `end`.
@@ -117,10 +117,16 @@ pub fn utilization(g: &GpuSnapshot, span: Span, interval: f64) -> Binned {
     if g.history.util.is_empty() {
         return tick_metric(g, span, interval, |m| m.util_gpu);
     }
+    utilization_of(&g.history, span, interval)
+}
+
+/// [`utilization`] from a GPU's history that has driver windows.
+pub fn utilization_of(history: &GpuHistory, span: Span, interval: f64) -> Binned {
+    let g = history;
     // The window length: the smallest spacing among the newest windows.
     let mut cover = f64::INFINITY;
     let mut prev: Option<f64> = None;
-    for w in g.history.util.iter_rev().take(16) {
+    for w in g.util.iter_rev().take(16) {
         if let Some(p) = prev {
             let d = p - w.t;
             if d > 0.0 {
@@ -131,14 +137,29 @@ pub fn utilization(g: &GpuSnapshot, span: Span, interval: f64) -> Binned {
     }
     let cover = if cover.is_finite() { cover } else { interval };
     let since = span.start() - cover;
+    // The driver's buffer is read every few ticks: a tick more than one window past the newest
+    // window shows, as its current value, a window the history does not have yet; those ticks
+    // stand in until the windows arrive.
+    let newest = g
+        .util
+        .iter_rev()
+        .next()
+        .map_or(since, |w| (w.t + cover).max(since));
+    let tail = g
+        .ticks
+        .iter_rev()
+        .take_while(|m| m.t > newest)
+        .filter(|m| m.ok)
+        .map(|m| (m.t, m.metrics.util_gpu));
     // Windows exist only while the GPU answers: a failed tick leaves no window, so the columns
     // it covers have nothing to average and stay absent.
     columns(
-        g.history
-            .util
-            .iter_rev()
-            .take_while(|w| w.t > since)
-            .map(|w| (w.t, Some(w.util))),
+        tail.chain(
+            g.util
+                .iter_rev()
+                .take_while(|w| w.t > since)
+                .map(|w| (w.t, Some(w.util))),
+        ),
         cover,
         span,
     )
@@ -235,5 +256,35 @@ mod tests {
         for v in b.values {
             assert_eq!(v, Some(50.0));
         }
+    }
+
+    #[test]
+    fn ticks_after_the_newest_window_stand_in_until_the_windows_arrive() {
+        use crate::model::UtilWindow;
+        let mut h = GpuHistory::new(60.0, 0.25);
+        // Windows every 200 ms up to t = 98 at 40 %; ticks every 250 ms up to t = 100 at 90 %.
+        for i in 0..40 {
+            h.util.push(UtilWindow {
+                t: 90.2 + 0.2 * f64::from(i),
+                util: 40.0,
+            });
+        }
+        for i in 0..40 {
+            h.ticks.push(TickMetrics {
+                t: 90.25 + 0.25 * f64::from(i),
+                ok: true,
+                metrics: Metrics {
+                    util_gpu: Some(90.0),
+                    ..Default::default()
+                },
+            });
+        }
+        let b = utilization_of(&h, span(10), 0.25);
+        assert_eq!(b.values[..8], [Some(40.0); 8], "windows where they exist");
+        assert_eq!(
+            b.values[8..],
+            [Some(90.0); 2],
+            "then the ticks' current values"
+        );
     }
 }
