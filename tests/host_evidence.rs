@@ -72,6 +72,29 @@ fn too_few_workers_on_a_big_machine() {
 }
 
 #[test]
+fn sleeping_workers_at_low_cpu_wait_on_a_remote_source() {
+    // As seen on the H200: 8 workers asleep at 12-16% CPU on 16 cores, the GPU starving.
+    let ws = (1..=8)
+        .map(|k| worker(100 + k, 100, 12.0 + f64::from(k) / 2.0, 'S'))
+        .collect();
+    let ev = loader_evidence(&trainer(35.0, ws), &host(16, 0.3)).expect("evidence");
+    assert_eq!(ev.verdict, LoaderVerdict::WaitingOnSource);
+    assert!(ev.note.contains("8 asleep"), "{}", ev.note);
+    assert!(
+        ev.advice.contains("raise num_workers (now 8)"),
+        "{}",
+        ev.advice
+    );
+
+    // The same workers beside a training process at full CPU: not a loader wait.
+    let ws = (1..=8).map(|k| worker(100 + k, 100, 14.0, 'S')).collect();
+    assert_eq!(loader_evidence(&trainer(99.0, ws), &host(16, 0.3)), None);
+    // Busy workers that happen to be asleep at the reading are not waiting.
+    let ws = (1..=8).map(|k| worker(100 + k, 100, 70.0, 'S')).collect();
+    assert_eq!(loader_evidence(&trainer(30.0, ws), &host(16, 0.3)), None);
+}
+
+#[test]
 fn saturated_workers_with_no_spare_cores_need_cheaper_transforms() {
     let ws = (1..=8).map(|k| worker(100 + k, 100, 97.0, 'R')).collect();
     let ev = loader_evidence(&trainer(30.0, ws), &host(8, 0.0)).expect("evidence");
@@ -139,10 +162,11 @@ fn annotation_adds_notes_and_advice_once_and_only_to_starvation_kinds() {
     let once = f.clone();
     annotate_finding(&mut f, &procs, &h);
     assert_eq!(f, once, "annotating every tick does not pile up");
-    // The workers recover: the stale host evidence goes away.
+    // The workers recover (enough of them, working below saturation): the stale host evidence
+    // goes away.
     let calm = vec![trainer(
         30.0,
-        (1..=16).map(|k| worker(100 + k, 100, 30.0, 'S')).collect(),
+        (1..=16).map(|k| worker(100 + k, 100, 60.0, 'R')).collect(),
     )];
     annotate_finding(&mut f, &calm, &h);
     assert!(f.evidence.notes.is_empty());

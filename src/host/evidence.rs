@@ -3,8 +3,10 @@
 //! The GPU counters say the GPU waits; the workers say why. Workers all near 100% CPU: the
 //! transforms cost more than the workers can do (add workers or make transforms cheaper). Workers in
 //! disk wait (`D`) or a high host iowait: storage cannot deliver. Few workers (a quarter of the
-//! cores or fewer), not saturated: raise `num_workers`. No workers and the training process itself
-//! at 100%: loading runs in the training process.
+//! cores or fewer), not saturated: raise `num_workers`. Workers mostly asleep at low CPU, with no
+//! disk wait and the training process not busy: they wait on something else (network storage, an
+//! object store, a remote service, a lock). No workers and the training process itself at 100%:
+//! loading runs in the training process.
 
 use serde::Serialize;
 
@@ -16,6 +18,8 @@ pub const SATURATED_PERCENT: f64 = 80.0;
 pub const HIGH_IOWAIT_PERCENT: f64 = 20.0;
 /// Training-process CPU from which it counts as CPU-bound itself.
 pub const MAIN_BUSY_PERCENT: f64 = 85.0;
+/// Mean worker CPU below which workers that mostly sleep count as waiting rather than working.
+pub const WAITING_WORKER_PERCENT: f64 = 50.0;
 
 /// What the workers are doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -27,6 +31,8 @@ pub enum LoaderVerdict {
     WaitingOnIo,
     /// Far fewer workers than cores, and they are not the limit.
     TooFewWorkers,
+    /// Workers mostly asleep at low CPU, not on local disk: waiting on a remote source or a lock.
+    WaitingOnSource,
     /// No workers; the training process does the loading at full CPU.
     NoWorkers,
 }
@@ -161,6 +167,22 @@ pub fn loader_evidence(proc: &GpuProcess, host: &HostReading) -> Option<LoaderEv
                   (decode on the GPU, e.g. DALI or torchvision.io on CUDA; pre-process offline)."
                 .to_string(),
         };
+        return Some(ev);
+    }
+    let sleeping = ws.iter().filter(|w| w.state == Some('S')).count();
+    let main_busy = proc.cpu_percent.is_some_and(|c| c >= MAIN_BUSY_PERCENT);
+    if sleeping * 2 > n && !main_busy && mean.is_some_and(|m| m < WAITING_WORKER_PERCENT) {
+        ev.verdict = LoaderVerdict::WaitingOnSource;
+        ev.note = format!(
+            "{n} DataLoader workers, {sleeping} asleep, {mean_txt}{cores_txt}, none in disk wait: \
+             they wait on something other than the CPU or local disk"
+        );
+        ev.advice = format!(
+            "The workers mostly wait, neither computing nor reading local disk: a network file \
+             system, object store or remote service is slow to answer (or a lock holds them). \
+             Cache the data set on local NVMe or in RAM, or keep more requests in flight: raise \
+             num_workers (now {n}) and prefetch_factor, or read with several threads per worker."
+        );
         return Some(ev);
     }
     if let Some(c) = cores.filter(|c| n * 4 <= *c as usize) {
