@@ -1,11 +1,12 @@
 //! NVIDIA GPUs through NVML (libnvidia-ml.so.1, loaded at run time by nvml-wrapper, so the binary
 //! builds and starts on machines without NVIDIA software).
 //!
-//! Static facts are read once when the backend opens. Each tick reads the cheap calls (µs to a
-//! few hundred µs on an H200), the driver's utilization sample buffer (every 200 ms window, once),
-//! and GPM metrics between consecutive GPM samples on Hopper and newer. Where GPM is absent, PCIe
-//! throughput (each call blocks ~20 ms) is read on its own thread once a second. See
-//! `docs/NVML.md` for every call, its cadence and its cost.
+//! Static facts are read once when the backend opens. Each tick reads memory and the current
+//! utilization; the driver's utilization sample buffer (every 200 ms window, once) every 2 s; the
+//! processes every second and their utilization every 5 s; power, clocks, link, throttle reasons
+//! and GPM metrics (Hopper and newer) every second. Where GPM is absent, PCIe throughput (each call
+//! blocks ~20 ms) is read on its own thread once a second. See `docs/NVML.md` for every call, its
+//! cadence and its cost.
 
 mod device;
 pub mod errors;
