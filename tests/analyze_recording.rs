@@ -223,3 +223,66 @@ fn a_compressed_file_that_is_not_a_recording_is_an_error_naming_it() {
         .stderr(predicate::str::contains("log.csv.zst"))
         .stderr(predicate::str::contains("not a gpulse recording"));
 }
+
+/// Run 3 on the H200: `starved_dips` (8 DataLoader workers sleeping 8 ms per sample) recorded
+/// with the sample buffer read every 2 s, the processes every second and their utilization
+/// every 5 s (`tests/data/h200-2026-12-02-gpulse-run3/README.md`).
+fn run3(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/h200-2026-12-02-gpulse-run3")
+        .join(name)
+}
+
+#[test]
+fn a_recording_with_windows_read_every_two_seconds_keeps_every_window_and_names_the_starvation() {
+    let path = run3("starved_dips-sleeping-workers.ndjson.zst");
+    let file = std::fs::File::open(&path).expect("recording");
+    let text = std::io::read_to_string(zstd::Decoder::new(file).expect("zstd")).expect("text");
+    let mut windows: Vec<f64> = Vec::new();
+    for line in text.lines().skip(1) {
+        let tick: serde_json::Value = serde_json::from_str(line).expect("tick");
+        // Ticks between buffer reads carry no windows.
+        for w in tick["gpus"][0]["util_windows"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            windows.push(w["t"].as_f64().expect("t"));
+        }
+    }
+    // Batches of ~10 windows every 2 s, yet every 200 ms window once, in order.
+    let span = windows[windows.len() - 1] - windows[0];
+    assert_eq!(windows.len(), (span / 0.2).round() as usize + 1, "{span} s");
+    assert!(windows
+        .windows(2)
+        .all(|p| (0.15..0.25).contains(&(p[1] - p[0]))));
+
+    let v = json(&path);
+    let g = &v["gpus"][0];
+    assert_eq!(g["verdict"], "input_starvation");
+    let findings = g["findings"].as_array().expect("findings");
+    let starving = findings
+        .iter()
+        .find(|f| f["kind"] == "input_starvation")
+        .expect("an input_starvation finding");
+    // The job's start mark (marks.csv): named within 15 s of it.
+    let start = 1_796_237_181.494;
+    let detected = starving["detected_at"].as_f64().expect("detected_at");
+    assert!(
+        detected - start < 15.0,
+        "detected {} s after the start",
+        detected - start
+    );
+    let period = starving["period_s"].as_f64().expect("period");
+    assert!((1.0..1.5).contains(&period), "period {period}");
+    // The workers sleep (the data set sleeps 8 ms per sample): waiting on a source, not CPU.
+    let notes = starving["notes"].as_array().expect("host notes");
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.contains("8 DataLoader workers")
+                && n.contains("asleep")
+                && n.contains("other than the CPU or local disk"))),
+        "{notes:?}"
+    );
+}

@@ -73,7 +73,8 @@ fn too_few_workers_on_a_big_machine() {
 
 #[test]
 fn sleeping_workers_at_low_cpu_wait_on_a_remote_source() {
-    // As seen on the H200: 8 workers asleep at 12-16% CPU on 16 cores, the GPU starving.
+    // As seen on the H200: 8 workers asleep at 12-16% CPU on 16 cores, the GPU starving (with a
+    // quarter of the cores or fewer as workers, "too few" comes first).
     let ws = (1..=8)
         .map(|k| worker(100 + k, 100, 12.0 + f64::from(k) / 2.0, 'S'))
         .collect();

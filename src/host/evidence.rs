@@ -169,6 +169,14 @@ pub fn loader_evidence(proc: &GpuProcess, host: &HostReading) -> Option<LoaderEv
         };
         return Some(ev);
     }
+    if let Some(c) = cores.filter(|c| n * 4 <= *c as usize) {
+        ev.verdict = LoaderVerdict::TooFewWorkers;
+        ev.note = format!("only {n} DataLoader workers on {c} cores ({mean_txt})");
+        ev.advice = format!(
+            "Few workers for this machine: raise num_workers (now {n}, {c} cores) and prefetch_factor."
+        );
+        return Some(ev);
+    }
     let sleeping = ws.iter().filter(|w| w.state == Some('S')).count();
     let main_busy = proc.cpu_percent.is_some_and(|c| c >= MAIN_BUSY_PERCENT);
     if sleeping * 2 > n && !main_busy && mean.is_some_and(|m| m < WAITING_WORKER_PERCENT) {
@@ -182,14 +190,6 @@ pub fn loader_evidence(proc: &GpuProcess, host: &HostReading) -> Option<LoaderEv
              system, object store or remote service is slow to answer (or a lock holds them). \
              Cache the data set on local NVMe or in RAM, or keep more requests in flight: raise \
              num_workers (now {n}) and prefetch_factor, or read with several threads per worker."
-        );
-        return Some(ev);
-    }
-    if let Some(c) = cores.filter(|c| n * 4 <= *c as usize) {
-        ev.verdict = LoaderVerdict::TooFewWorkers;
-        ev.note = format!("only {n} DataLoader workers on {c} cores ({mean_txt})");
-        ev.advice = format!(
-            "Few workers for this machine: raise num_workers (now {n}, {c} cores) and prefetch_factor."
         );
         return Some(ev);
     }
