@@ -312,6 +312,44 @@ fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64) -> Vec<Dip> {
     dips
 }
 
+/// Σ `grid[i]·grid[i + lag]` over `i < len − lag`, added in index order from −0.0 (the value
+/// `Iterator::sum` gives).
+fn lagged_sum(grid: &[f64], lag: usize) -> f64 {
+    let n = grid.len().saturating_sub(lag);
+    grid[..n].iter().zip(&grid[lag..]).map(|(a, b)| a * b).sum()
+}
+
+/// [`lagged_sum`] for every lag in `0..=max_lag`, bit for bit: each lag still adds its products in
+/// index order, but several lags advance together in one pass over the grid (independent sums,
+/// so the additions overlap instead of waiting on each other).
+fn lagged_sums(grid: &[f64], max_lag: usize) -> Vec<f64> {
+    const B: usize = 8;
+    let m = grid.len();
+    let mut out = Vec::with_capacity(max_lag + 1);
+    let mut l0 = 0;
+    while l0 <= max_lag && l0 < m {
+        let k = (max_lag + 1 - l0).min(B);
+        let mut acc = [-0.0f64; B];
+        // Rows where all B lags of the block are inside the grid.
+        let full = m.saturating_sub(l0 + B - 1);
+        for i in 0..full {
+            let x = grid[i];
+            for (a, y) in acc.iter_mut().zip(&grid[i + l0..i + l0 + B]) {
+                *a += x * y;
+            }
+        }
+        for (j, a) in acc.iter_mut().enumerate().take(k) {
+            let lag = l0 + j;
+            for i in full..m.saturating_sub(lag) {
+                *a += grid[i] * grid[i + lag];
+            }
+        }
+        out.extend_from_slice(&acc[..k]);
+        l0 += B;
+    }
+    out
+}
+
 /// What the period search concluded.
 enum Periodicity {
     None,
@@ -352,21 +390,22 @@ fn find_period(
         }
         grid.push(us[j] as f64 - mean);
     }
-    let var: f64 = grid.iter().map(|x| x * x).sum::<f64>() / m as f64;
+    let lo = ((0.5 * spacing / grid_s).floor() as usize).max(1);
+    let hi = ((1.5 * spacing / grid_s).ceil() as usize).min(m * 2 / 3);
+    // Every lag the search reads (0 for the variance, half lags, lo − 1 ..= hi + 1) in one pass.
+    let sums = lagged_sums(&grid, (hi + 1).min(m - 1));
+    let var: f64 = sums[0] / m as f64;
     if var <= 1e-9 {
         return Periodicity::None;
     }
-    let lo = ((0.5 * spacing / grid_s).floor() as usize).max(1);
-    let hi = ((1.5 * spacing / grid_s).ceil() as usize).min(m * 2 / 3);
     if hi <= lo + 1 {
         return Periodicity::None;
     }
     let acf = |lag: usize| -> f64 {
-        let s: f64 = grid[..m - lag]
-            .iter()
-            .zip(&grid[lag..])
-            .map(|(a, b)| a * b)
-            .sum();
+        let s = match sums.get(lag) {
+            Some(s) => *s,
+            None => lagged_sum(&grid, lag),
+        };
         s / (m - lag) as f64 / var
     };
     let rs: Vec<f64> = (lo - 1..=hi + 1).map(acf).collect();
@@ -506,6 +545,21 @@ mod tests {
         assert_eq!(a.lost_fraction, 0.0);
         let idle = analyse(&ts, &vec![0.0f32; 200], &params());
         assert_eq!(idle.busy_level, 0.0);
+    }
+
+    #[test]
+    fn lagged_sums_equal_the_plain_sums_bit_for_bit() {
+        let grid: Vec<f64> = (0..457)
+            .map(|i| ((i * 37 % 101) as f64 * 0.731).sin() * 41.3 - 3.7)
+            .collect();
+        for max_lag in [0, 1, 7, 8, 9, 23, 300, 456] {
+            let sums = lagged_sums(&grid, max_lag);
+            assert_eq!(sums.len(), max_lag + 1);
+            for (lag, s) in sums.iter().enumerate() {
+                assert_eq!(s.to_bits(), lagged_sum(&grid, lag).to_bits(), "lag {lag}");
+            }
+        }
+        assert!(lagged_sums(&[], 3).is_empty());
     }
 
     #[test]
