@@ -33,6 +33,8 @@ struct Track {
     last_positive: UnixTime,
     /// Position in `Detector::active` while raised.
     raised: bool,
+    /// The numbers of the raised finding's summary text.
+    summary: Option<rules::Summary>,
 }
 
 #[derive(Debug, Default)]
@@ -341,7 +343,10 @@ impl Detector {
                 {
                     f.severity = f.severity.max(c.severity);
                     f.evidence = c.evidence;
-                    f.summary = c.summary;
+                    if tr.summary.as_ref() != Some(&c.summary) {
+                        f.summary = c.summary.text();
+                        tr.summary = Some(c.summary);
+                    }
                 }
             } else if tr.positives >= raise_after {
                 tr.raised = true;
@@ -353,9 +358,10 @@ impl Detector {
                     end: None,
                     detected_at: t,
                     evidence: c.evidence,
-                    summary: c.summary,
+                    summary: c.summary.text(),
                     advice: rules::advice(c.kind).to_string(),
                 };
+                tr.summary = Some(c.summary);
                 events.push(FindingEvent::Raised(f.clone()));
                 self.active.push(f);
             }
