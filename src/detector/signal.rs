@@ -120,8 +120,103 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
+/// Histograms of the samples of a window, kept as samples enter and leave it, so that an
+/// analysis of the whole window need not walk it for them.
+#[derive(Debug, Clone)]
+pub struct WindowHist {
+    all: [u32; 101],
+    /// Samples at or above `active_util`.
+    act: [u32; 101],
+    n: u32,
+    n_act: u32,
+    active_util: f64,
+    /// Samples that are not whole percents in 0..=100, and the sum of those that are: with none
+    /// of the former, sums over the window are exact whatever their order.
+    odd: u32,
+    whole_sum: u64,
+}
+
+impl Default for WindowHist {
+    /// Histograms that no analysis uses (no activity threshold).
+    fn default() -> Self {
+        WindowHist::new(f64::NAN)
+    }
+}
+
+/// `u` as a whole percent, when it is one.
+fn whole(u: f32) -> Option<u64> {
+    ((0.0..=100.0).contains(&u) && u.fract() == 0.0).then_some(u as u64)
+}
+
+impl WindowHist {
+    /// Empty histograms counting samples at or above `active_util` as active.
+    pub fn new(active_util: f64) -> Self {
+        WindowHist {
+            all: [0; 101],
+            act: [0; 101],
+            n: 0,
+            n_act: 0,
+            active_util,
+            odd: 0,
+            whole_sum: 0,
+        }
+    }
+
+    /// A sample entered the window.
+    pub fn add(&mut self, u: f32) {
+        let b = bin(u);
+        self.all[b] += 1;
+        self.n += 1;
+        if (u as f64) >= self.active_util {
+            self.act[b] += 1;
+            self.n_act += 1;
+        }
+        match whole(u) {
+            Some(w) => self.whole_sum += w,
+            None => self.odd += 1,
+        }
+    }
+
+    /// A sample (one that entered) left the window.
+    pub fn remove(&mut self, u: f32) {
+        let b = bin(u);
+        self.all[b] = self.all[b].saturating_sub(1);
+        self.n = self.n.saturating_sub(1);
+        if (u as f64) >= self.active_util {
+            self.act[b] = self.act[b].saturating_sub(1);
+            self.n_act = self.n_act.saturating_sub(1);
+        }
+        match whole(u) {
+            Some(w) => self.whole_sum = self.whole_sum.saturating_sub(w),
+            None => self.odd = self.odd.saturating_sub(1),
+        }
+    }
+
+    /// Σ max(0, h − u) over the window, when every sample and `h` are whole percents (then
+    /// exact, so equal to the sum in sample order).
+    fn shortfall(&self, h: f64) -> Option<f64> {
+        if self.odd > 0 || h.fract() != 0.0 || !(0.0..=100.0).contains(&h) {
+            return None;
+        }
+        let h = h as u64;
+        let s: u64 = (0..h).map(|v| (h - v) * self.all[v as usize] as u64).sum();
+        Some(s as f64)
+    }
+}
+
 /// Analyse samples `(t, util%)`, oldest first.
 pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
+    analyse_window(ts, us, p, None)
+}
+
+/// [`analyse`], with the window's histograms when they are kept (`hist`, used only when it
+/// counts exactly these samples with this activity threshold). The result is the same.
+pub fn analyse_window(
+    ts: &[f64],
+    us: &[f32],
+    p: &SignalParams,
+    hist: Option<&WindowHist>,
+) -> Analysis {
     let n = ts.len().min(us.len());
     if n < 2 {
         return Analysis {
@@ -130,19 +225,33 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
         };
     }
     let (ts, us) = (&ts[..n], &us[..n]);
-    let mut all = [0u32; 101];
-    let mut act = [0u32; 101];
-    let mut n_act = 0u32;
-    let mut sum = 0.0f64;
-    for &u in us {
-        let b = bin(u);
-        all[b] += 1;
-        sum += u as f64;
-        if (u as f64) >= p.active_util {
-            act[b] += 1;
-            n_act += 1;
+    let hist = hist.filter(|h| h.n as usize == n && h.active_util == p.active_util);
+    let (all, act, n_act, sum) = match hist {
+        Some(h) => {
+            let sum = if h.odd == 0 {
+                h.whole_sum as f64
+            } else {
+                us.iter().fold(0.0f64, |s, &u| s + u as f64)
+            };
+            (h.all, h.act, h.n_act, sum)
         }
-    }
+        None => {
+            let mut all = [0u32; 101];
+            let mut act = [0u32; 101];
+            let mut n_act = 0u32;
+            let mut sum = 0.0f64;
+            for &u in us {
+                let b = bin(u);
+                all[b] += 1;
+                sum += u as f64;
+                if (u as f64) >= p.active_util {
+                    act[b] += 1;
+                    n_act += 1;
+                }
+            }
+            (all, act, n_act, sum)
+        }
+    };
     let mut a = Analysis {
         n,
         span_s: ts[n - 1] - ts[0],
@@ -168,7 +277,11 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
     }
     let h = percentile_hist(&act, n_act, 0.90).max(p.active_util);
     a.busy_level = h;
-    a.lost_fraction = us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>() / (h * n as f64);
+    let shortfall = match hist.and_then(|w| w.shortfall(h)) {
+        Some(s) => s,
+        None => us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>(),
+    };
+    a.lost_fraction = shortfall / (h * n as f64);
     // Mostly idle with bursts: a burst the 200 ms window caught only in part still reads well below H.
     let bursty = percentile_hist(&all, n as u32, 0.5) < 0.2 * h;
     let bands = if bursty {
@@ -545,6 +658,29 @@ mod tests {
         assert_eq!(a.lost_fraction, 0.0);
         let idle = analyse(&ts, &vec![0.0f32; 200], &params());
         assert_eq!(idle.busy_level, 0.0);
+    }
+
+    #[test]
+    fn kept_histograms_give_the_same_analysis() {
+        let p = params();
+        let mut cases = vec![square(1.7, 0.7, 90.0), square(9.0, 6.0, 90.0)];
+        // Fractional readings: the sums then walk the samples.
+        let (ts, us) = square(2.3, 1.1, 90.0);
+        cases.push((ts, us.iter().map(|u| u * 0.37 + 0.5).collect()));
+        for (ts, us) in cases {
+            let mut hist = WindowHist::new(p.active_util);
+            // Samples that left the window before.
+            for u in [3.0, 97.5, 100.0] {
+                hist.add(u);
+                hist.remove(u);
+            }
+            us.iter().for_each(|u| hist.add(*u));
+            let kept = analyse_window(&ts, &us, &p, Some(&hist));
+            let plain = analyse(&ts, &us, &p);
+            assert_eq!(format!("{kept:?}"), format!("{plain:?}"));
+            assert_eq!(kept.lost_fraction.to_bits(), plain.lost_fraction.to_bits());
+            assert_eq!(kept.mean.to_bits(), plain.mean.to_bits());
+        }
     }
 
     #[test]
