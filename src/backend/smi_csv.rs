@@ -280,6 +280,33 @@ const POW10: [f64; 16] = [
 
 /// A numeric cell: `Ok(None)` for the not-available markers, `Err` for garbage.
 fn cell(v: &str) -> Result<Option<f64>, ()> {
+    // The common shape first: spaces, digits with at most one '.', then the end or a space
+    // before the unit. Anything else takes the general path below (same values).
+    let b = v.as_bytes();
+    let mut i = b.iter().take_while(|&&c| c == b' ').count();
+    let (mut int, mut digits, mut frac) = (0u64, 0usize, 0usize);
+    let mut seen_point = false;
+    while let Some(&c) = b.get(i) {
+        if c.is_ascii_digit() {
+            int = int.wrapping_mul(10).wrapping_add((c - b'0') as u64);
+            digits += 1;
+            frac += usize::from(seen_point);
+        } else if c == b'.' && !seen_point && digits > 0 {
+            seen_point = true;
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    let ends = b.get(i).is_none_or(|&c| c == b' ');
+    if ends && digits > 0 && digits <= 15 && (!seen_point || frac > 0) {
+        return Ok(Some(int as f64 / POW10[frac]));
+    }
+    cell_general(v)
+}
+
+/// [`cell`] for any shape of cell.
+fn cell_general(v: &str) -> Result<Option<f64>, ()> {
     let v = v.trim();
     let num = match v.as_bytes().iter().position(|&b| b == b' ') {
         Some(end) => &v[..end],
@@ -777,8 +804,28 @@ mod tests {
         }
         for c in &cases {
             let want = c.parse::<f64>().ok().filter(|x| x.is_finite());
-            let got = cell(&format!(" {c} W")).ok().flatten();
-            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{c}");
+            for shape in [
+                format!(" {c} W"),
+                format!("{c}"),
+                format!("  {c}"),
+                format!("\t{c} %"),
+            ] {
+                let got = cell(&shape).ok().flatten();
+                assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{shape:?}");
+                assert_eq!(cell(&shape), cell_general(&shape), "{shape:?}");
+            }
+        }
+        for odd in [
+            "",
+            " ",
+            "1 2",
+            "12a",
+            "1.2.3",
+            "[Not Supported]",
+            " n/A",
+            "7 MiB ",
+        ] {
+            assert_eq!(cell(odd), cell_general(odd), "{odd:?}");
         }
         assert_eq!(cell(" [N/A]"), Ok(None));
         assert_eq!(cell("N/A"), Ok(None));

@@ -204,6 +204,18 @@ impl WindowHist {
     }
 }
 
+/// Σ max(0, h − u) over `us`, in sample order. When `whole` (every sample is a whole percent
+/// in 0..=100) and `h` is one too, every partial sum is an exact integer, so the sum is taken in
+/// integers (no chain of dependent float additions): the same value.
+fn shortfall(us: &[f32], h: f64, whole: bool) -> f64 {
+    if whole && !us.is_empty() && h.fract() == 0.0 && (0.0..=100.0).contains(&h) {
+        let hi = h as i64;
+        let s: i64 = us.iter().map(|&u| (hi - u as i64).max(0)).sum();
+        return s as f64;
+    }
+    us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>()
+}
+
 /// Analyse samples `(t, util%)`, oldest first.
 pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
     analyse_window(ts, us, p, None)
@@ -226,30 +238,32 @@ pub fn analyse_window(
     }
     let (ts, us) = (&ts[..n], &us[..n]);
     let hist = hist.filter(|h| h.n as usize == n && h.active_util == p.active_util);
-    let (all, act, n_act, sum) = match hist {
+    let (all, act, n_act, sum, whole_window) = match hist {
         Some(h) => {
             let sum = if h.odd == 0 {
                 h.whole_sum as f64
             } else {
                 us.iter().fold(0.0f64, |s, &u| s + u as f64)
             };
-            (h.all, h.act, h.n_act, sum)
+            (h.all, h.act, h.n_act, sum, h.odd == 0)
         }
         None => {
             let mut all = [0u32; 101];
             let mut act = [0u32; 101];
             let mut n_act = 0u32;
             let mut sum = 0.0f64;
+            let mut odd = false;
             for &u in us {
                 let b = bin(u);
                 all[b] += 1;
                 sum += u as f64;
+                odd |= whole(u).is_none();
                 if (u as f64) >= p.active_util {
                     act[b] += 1;
                     n_act += 1;
                 }
             }
-            (all, act, n_act, sum)
+            (all, act, n_act, sum, !odd)
         }
     };
     let mut a = Analysis {
@@ -277,11 +291,11 @@ pub fn analyse_window(
     }
     let h = percentile_hist(&act, n_act, 0.90).max(p.active_util);
     a.busy_level = h;
-    let shortfall = match hist.and_then(|w| w.shortfall(h)) {
+    let lost = match hist.and_then(|w| w.shortfall(h)) {
         Some(s) => s,
-        None => us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>(),
+        None => shortfall(us, h, whole_window),
     };
-    a.lost_fraction = shortfall / (h * n as f64);
+    a.lost_fraction = lost / (h * n as f64);
     // Mostly idle with bursts: a burst the 200 ms window caught only in part still reads well below H.
     let bursty = percentile_hist(&all, n as u32, 0.5) < 0.2 * h;
     let bands = if bursty {
@@ -332,11 +346,7 @@ pub fn analyse_window(
                 // Lost time over the cycles themselves (the window may also hold other behaviour).
                 let from = ts.partition_point(|t| *t < per.first_start);
                 let m = (n - from).max(1);
-                a.lost_fraction = us[from..]
-                    .iter()
-                    .map(|&u| (h - u as f64).max(0.0))
-                    .sum::<f64>()
-                    / (h * m as f64);
+                a.lost_fraction = shortfall(&us[from..], h, whole_window) / (h * m as f64);
                 // Far more time lost than the dips explain: the busy stretches hide stalls that
                 // fall between samples, so the true period is shorter than the one seen.
                 let dip_share = a.dip_s.unwrap_or(0.0) / per.period_s;
@@ -680,6 +690,15 @@ mod tests {
             assert_eq!(format!("{kept:?}"), format!("{plain:?}"));
             assert_eq!(kept.lost_fraction.to_bits(), plain.lost_fraction.to_bits());
             assert_eq!(kept.mean.to_bits(), plain.mean.to_bits());
+        }
+        let (_, us) = square(1.7, 0.7, 90.0);
+        for h in [0.0, 37.0, 100.0] {
+            let float = us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>();
+            assert_eq!(shortfall(&us, h, true).to_bits(), float.to_bits());
+            assert_eq!(shortfall(&us[..1], h, true).to_bits(), {
+                let one: f64 = us[..1].iter().map(|&u| (h - u as f64).max(0.0)).sum();
+                one.to_bits()
+            });
         }
     }
 
