@@ -806,7 +806,7 @@ mod tests {
             let want = c.parse::<f64>().ok().filter(|x| x.is_finite());
             for shape in [
                 format!(" {c} W"),
-                format!("{c}"),
+                c.to_string(),
                 format!("  {c}"),
                 format!("\t{c} %"),
             ] {
