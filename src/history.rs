@@ -93,6 +93,19 @@ impl<T: Clone> RingBuffer<T> {
             .take(visible)
     }
 
+    /// The newest items as slices, newest slice first, each oldest first (what [`Self::iter_rev`]
+    /// yields, for loops that walk back without an iterator per item).
+    pub fn chunks_rev(&self) -> impl Iterator<Item = &[T]> + '_ {
+        let skip = self.len.saturating_sub(self.capacity);
+        self.chunks.iter().enumerate().rev().map(move |(i, c)| {
+            if i == 0 {
+                c.get(skip..).unwrap_or(&[])
+            } else {
+                &c[..]
+            }
+        })
+    }
+
     pub fn clear(&mut self) {
         self.chunks.clear();
         self.len = 0;
@@ -209,6 +222,22 @@ mod tests {
             }
             // Memory stays bounded: never more than one chunk beyond the capacity.
             assert!(r.chunks.iter().map(|c| c.len()).sum::<usize>() < cap + CHUNK);
+        }
+    }
+
+    #[test]
+    fn chunks_rev_hold_what_iter_rev_yields() {
+        for (cap, pushes) in [(5, 3), (300, 1000), (256, 256), (257, 600), (1, 10)] {
+            let mut r = RingBuffer::new(cap);
+            for i in 0..pushes {
+                r.push(i);
+            }
+            let from_chunks: Vec<i32> = r
+                .chunks_rev()
+                .flat_map(|c| c.iter().rev().copied())
+                .collect();
+            let from_iter: Vec<i32> = r.iter_rev().copied().collect();
+            assert_eq!(from_chunks, from_iter, "capacity {cap}, {pushes} pushes");
         }
     }
 

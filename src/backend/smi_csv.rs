@@ -13,9 +13,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use super::SampleSource;
-use crate::model::{
-    throttle, DeviceInfo, GpuReading, Metrics, Sample, SystemInfo, UnixTime, UtilWindow,
-};
+use crate::model::{throttle, DeviceInfo, GpuReading, Sample, SystemInfo, UnixTime, UtilWindow};
 
 /// Rows of one GPU closer than this re-read the same driver window (no new window).
 pub const MIN_WINDOW_S: f64 = 0.15;
@@ -219,12 +217,18 @@ impl LocalClock {
     }
 }
 
-/// One parsed row.
-struct Row {
+/// Where and when one parsed row belongs (its readings are parsed in place into the sample).
+struct RowMeta {
     t: UnixTime,
     key: RowKey,
+}
+
+/// The row that ended the previous sample: the first of the next.
+struct Pending {
+    meta: RowMeta,
     reading: GpuReading,
-    info: DeviceInfo,
+    /// Its device facts, while the GPUs are being learnt.
+    info: Option<DeviceInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -244,9 +248,12 @@ pub struct SmiCsvSource {
     system: SystemInfo,
     /// Stable GPU index of each identity (uuid or bus id) when the log has no `index`.
     ids: HashMap<String, u32>,
-    last_window: HashMap<u32, f64>,
-    first: Option<Vec<Row>>,
-    pending: Option<Row>,
+    /// Time of each GPU's last driver window, by GPU index.
+    last_window: Vec<(u32, f64)>,
+    first: Option<Vec<GpuReading>>,
+    pending: Option<Pending>,
+    /// Time and identity of each row of the sample being read (reused).
+    metas: Vec<RowMeta>,
     line_no: usize,
     raw: Vec<u8>,
     bad_lines: usize,
@@ -266,17 +273,70 @@ impl std::fmt::Debug for SmiCsvSource {
 
 const HEADERLESS: &str = "expected a header line naming at least `timestamp` and `utilization.gpu` (as `nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv` writes); for a log written with `noheader`, pass its field list with `--fields timestamp,index,utilization.gpu,...` in the order of the query";
 
+/// Powers of ten that are exact in an `f64`.
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
 /// A numeric cell: `Ok(None)` for the not-available markers, `Err` for garbage.
 fn cell(v: &str) -> Result<Option<f64>, ()> {
+    // The common shape first: spaces, digits with at most one '.', then the end or a space
+    // before the unit. Anything else takes the general path below (same values).
+    let b = v.as_bytes();
+    let mut i = b.iter().take_while(|&&c| c == b' ').count();
+    let (mut int, mut digits, mut frac) = (0u64, 0usize, 0usize);
+    let mut seen_point = false;
+    while let Some(&c) = b.get(i) {
+        if c.is_ascii_digit() {
+            int = int.wrapping_mul(10).wrapping_add((c - b'0') as u64);
+            digits += 1;
+            frac += usize::from(seen_point);
+        } else if c == b'.' && !seen_point && digits > 0 {
+            seen_point = true;
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    let ends = b.get(i).is_none_or(|&c| c == b' ');
+    if ends && digits > 0 && digits <= 15 && (!seen_point || frac > 0) {
+        return Ok(Some(int as f64 / POW10[frac]));
+    }
+    cell_general(v)
+}
+
+/// [`cell`] for any shape of cell.
+fn cell_general(v: &str) -> Result<Option<f64>, ()> {
     let v = v.trim();
-    let num = v.split(' ').next().unwrap_or("");
+    let num = match v.as_bytes().iter().position(|&b| b == b' ') {
+        Some(end) => &v[..end],
+        None => v,
+    };
     if num.is_empty() || num.starts_with('[') || num.eq_ignore_ascii_case("n/a") {
         return Ok(None);
     }
-    // Most cells are small integers ("31 %", "7288 MiB"): read those without the float parser.
-    if num.len() <= 15 && num.bytes().all(|b| b.is_ascii_digit()) {
-        let v = num.bytes().fold(0u64, |v, b| v * 10 + (b - b'0') as u64);
-        return Ok(Some(v as f64));
+    // Most cells are small integers ("31 %", "7288 MiB") or short decimals ("436.07 W"): read
+    // those without the float parser. With at most 15 digits the digits are an exact integer and
+    // one division by an exact power of ten rounds once, as the parser does (the same value).
+    let b = num.as_bytes();
+    if b.len() <= 16 {
+        let (mut int, mut point, mut digits) = (0u64, None, 0usize);
+        let mut plain = true;
+        for (i, &c) in b.iter().enumerate() {
+            if c.is_ascii_digit() {
+                int = int * 10 + (c - b'0') as u64;
+                digits += 1;
+            } else if c == b'.' && point.is_none() && i > 0 && i + 1 < b.len() {
+                point = Some(i);
+            } else {
+                plain = false;
+                break;
+            }
+        }
+        if plain && digits <= 15 {
+            let frac = point.map_or(0, |p| b.len() - p - 1);
+            return Ok(Some(int as f64 / POW10[frac]));
+        }
     }
     match num.parse::<f64>() {
         Ok(x) if x.is_finite() => Ok(Some(x)),
@@ -320,9 +380,10 @@ impl SmiCsvSource {
                 ..Default::default()
             },
             ids: HashMap::new(),
-            last_window: HashMap::new(),
+            last_window: Vec::new(),
             first: None,
             pending: None,
+            metas: Vec::new(),
             line_no: 0,
             raw: Vec::new(),
             bad_lines: 0,
@@ -384,13 +445,22 @@ impl SmiCsvSource {
         if let Some(line) = first_line {
             // A headerless log read with `--fields`: its first line is a row.
             let n = src.line_no;
-            match src.parse_row(&line, true) {
-                Some(r) => src.pending = Some(r),
+            let mut reading = GpuReading::default();
+            let mut info = DeviceInfo::default();
+            match src.parse_row(&line, &mut reading, Some(&mut info)) {
+                Some(meta) => {
+                    src.pending = Some(Pending {
+                        meta,
+                        reading,
+                        info: Some(info),
+                    })
+                }
                 None => src.bad(n),
             }
         }
         // Learn the GPUs from the first sample.
-        let rows = src.next_group(true);
+        let mut infos = Vec::new();
+        let rows = src.next_group(Some(&mut infos));
         if rows.is_empty() {
             return Err(unrecognised(format!(
                 "no readable data row ({} line(s) skipped, the first at line {}); expected rows like '2026/12/02 13:28:37.117, 0, 31 %, ...' matching the header",
@@ -398,11 +468,12 @@ impl SmiCsvSource {
                 src.first_bad.map(|l| l.to_string()).unwrap_or_else(|| "-".into())
             )));
         }
-        for (pos, r) in rows.iter().enumerate() {
-            let mut info = r.info.clone();
-            info.index = src.index_of(&r.key, pos);
+        let metas = std::mem::take(&mut src.metas);
+        for (pos, (meta, mut info)) in metas.iter().zip(infos).enumerate() {
+            info.index = src.index_of(&meta.key, pos);
             src.system.devices.push(info);
         }
+        src.metas = metas;
         src.system.devices.sort_by_key(|d| d.index);
         src.first = Some(rows);
         Ok(src)
@@ -436,16 +507,27 @@ impl SmiCsvSource {
         }
     }
 
-    /// Parse one data line; `None` when it does not match the fields.
-    fn parse_row(&mut self, line: &str, learn: bool) -> Option<Row> {
-        let mut m = Metrics::default();
-        let mut info = DeviceInfo::default();
+    /// Parse one data line into `out` (and, when learning the GPUs, `info`); `None` when it does
+    /// not match the fields (`out` then holds part of the line).
+    fn parse_row(
+        &mut self,
+        line: &str,
+        out: &mut GpuReading,
+        mut info: Option<&mut DeviceInfo>,
+    ) -> Option<RowMeta> {
+        let m = &mut out.metrics;
         let (mut t, mut index, mut id) = (None, None, None);
         let mut bits: Option<u64> = None;
         let mut cols = 0;
-        for (i, v) in line.split(',').enumerate() {
+        let mut rest = line;
+        loop {
+            // Split at each ',' (one byte, so the pieces stay valid text).
+            let (v, more) = match rest.as_bytes().iter().position(|&b| b == b',') {
+                Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+                None => (rest, None),
+            };
+            let f = *self.fields.get(cols)?;
             cols += 1;
-            let f = *self.fields.get(i)?;
             let num = || cell(v);
             match f {
                 Field::Timestamp => t = Some(self.clock.parse(v)?),
@@ -454,7 +536,7 @@ impl SmiCsvSource {
                     if !self.has_index && id.is_none() {
                         id = text(v);
                     }
-                    if learn {
+                    if let Some(info) = info.as_deref_mut() {
                         if f == Field::Uuid {
                             info.uuid = text(v);
                         } else {
@@ -463,7 +545,7 @@ impl SmiCsvSource {
                     }
                 }
                 Field::Name => {
-                    if learn {
+                    if let Some(info) = info.as_deref_mut() {
                         info.name = text(v).unwrap_or_default();
                     }
                 }
@@ -475,14 +557,29 @@ impl SmiCsvSource {
                 Field::PowerLimit => m.power_limit_w = num().ok()?,
                 Field::SmClock => m.sm_clock_mhz = num().ok()?.map(|x| x as u32),
                 Field::MemClock => m.mem_clock_mhz = num().ok()?.map(|x| x as u32),
-                Field::SmClockMax => info.sm_clock_max_mhz = num().ok()?.map(|x| x as u32),
+                Field::SmClockMax => {
+                    let v = num().ok()?.map(|x| x as u32);
+                    if let Some(info) = info.as_deref_mut() {
+                        info.sm_clock_max_mhz = v;
+                    }
+                }
                 Field::Temp => m.temp_c = num().ok()?,
                 Field::Fan => m.fan_pct = num().ok()?.map(|x| x as u32),
                 Field::Pstate => m.pstate = v.trim().strip_prefix('P').and_then(|p| p.parse().ok()),
                 Field::PcieGen => m.pcie_gen = num().ok()?.map(|x| x as u32),
                 Field::PcieWidth => m.pcie_width = num().ok()?.map(|x| x as u32),
-                Field::PcieGenMax => info.pcie_gen_max = num().ok()?.map(|x| x as u32),
-                Field::PcieWidthMax => info.pcie_width_max = num().ok()?.map(|x| x as u32),
+                Field::PcieGenMax => {
+                    let v = num().ok()?.map(|x| x as u32);
+                    if let Some(info) = info.as_deref_mut() {
+                        info.pcie_gen_max = v;
+                    }
+                }
+                Field::PcieWidthMax => {
+                    let v = num().ok()?.map(|x| x as u32);
+                    if let Some(info) = info.as_deref_mut() {
+                        info.pcie_width_max = v;
+                    }
+                }
                 Field::ThrottleMask => {
                     if let Some(b) = hex(v) {
                         bits = Some(bits.unwrap_or(0) | b);
@@ -495,34 +592,33 @@ impl SmiCsvSource {
                 },
                 Field::Ignored => {}
             }
+            match more {
+                Some(r) => rest = r,
+                None => break,
+            }
         }
         if cols != self.fields.len() {
             return None;
         }
         m.throttle = bits;
-        info.memory_total_bytes = m.mem_total_bytes;
-        info.power_limit_watts = m.power_limit_w;
+        if let Some(info) = info {
+            info.memory_total_bytes = m.mem_total_bytes;
+            info.power_limit_watts = m.power_limit_w;
+        }
         let key = match (index, id) {
             (Some(i), _) => RowKey::Index(i),
             (None, Some(id)) => RowKey::Id(id),
             (None, None) => RowKey::None,
         };
-        Some(Row {
-            t: t?,
-            key,
-            reading: GpuReading {
-                metrics: m,
-                ..Default::default()
-            },
-            info,
-        })
+        Some(RowMeta { t: t?, key })
     }
 
-    /// The next good row, skipping and counting bad lines.
-    fn next_row(&mut self, learn: bool) -> Option<Row> {
-        if let Some(r) = self.pending.take() {
-            return Some(r);
-        }
+    /// The next good row, parsed into `out`, skipping and counting bad lines.
+    fn next_row(
+        &mut self,
+        out: &mut GpuReading,
+        mut info: Option<&mut DeviceInfo>,
+    ) -> Option<RowMeta> {
         let mut raw = std::mem::take(&mut self.raw);
         let mut found = None;
         while !self.done {
@@ -544,55 +640,95 @@ impl SmiCsvSource {
             if line.is_empty() || line.starts_with("timestamp") {
                 continue;
             }
-            match self.parse_row(line, learn) {
-                Some(r) => {
-                    found = Some(r);
+            match self.parse_row(line, out, info.as_deref_mut()) {
+                Some(meta) => {
+                    found = Some(meta);
                     break;
                 }
-                None => self.bad(n),
+                None => {
+                    // Start the next line from a clean reading.
+                    *out = GpuReading::default();
+                    if let Some(info) = info.as_deref_mut() {
+                        *info = DeviceInfo::default();
+                    }
+                    self.bad(n)
+                }
             }
         }
         self.raw = raw;
         found
     }
 
-    /// Rows of one sample: until a GPU repeats (or, with no identity, the timestamp changes).
-    fn next_group(&mut self, learn: bool) -> Vec<Row> {
-        let mut rows: Vec<Row> = Vec::new();
-        while let Some(row) = self.next_row(learn) {
-            let ends = match (&row.key, rows.first()) {
+    /// Readings of one sample: rows until a GPU repeats (or, with no identity, the timestamp
+    /// changes). Each row is parsed in place; `self.metas` gets their times and identities, and
+    /// `infos` (when learning the GPUs) their device facts.
+    fn next_group(&mut self, mut infos: Option<&mut Vec<DeviceInfo>>) -> Vec<GpuReading> {
+        self.metas.clear();
+        // One more than the GPUs: the row that ends the sample is parsed here too.
+        let mut gpus: Vec<GpuReading> = Vec::with_capacity(self.system.devices.len() + 1);
+        if let Some(p) = self.pending.take() {
+            gpus.push(p.reading);
+            self.metas.push(p.meta);
+            if let Some(infos) = infos.as_deref_mut() {
+                infos.push(p.info.unwrap_or_default());
+            }
+        }
+        loop {
+            gpus.push(GpuReading::default());
+            let mut info = infos.is_some().then(DeviceInfo::default);
+            let learn = info.as_mut();
+            let Some(meta) = gpus.last_mut().and_then(|out| self.next_row(out, learn)) else {
+                gpus.pop();
+                break;
+            };
+            let ends = match (&meta.key, self.metas.first()) {
                 (_, None) => false,
-                (RowKey::None, Some(f)) => (row.t - f.t).abs() > 1e-6,
-                (k, Some(_)) => rows.iter().any(|r| &r.key == k),
+                (RowKey::None, Some(f)) => (meta.t - f.t).abs() > 1e-6,
+                (k, Some(_)) => self.metas.iter().any(|r| &r.key == k),
             };
             if ends {
-                self.pending = Some(row);
+                if let Some(reading) = gpus.pop() {
+                    self.pending = Some(Pending {
+                        meta,
+                        reading,
+                        info,
+                    });
+                }
                 break;
             }
-            rows.push(row);
+            self.metas.push(meta);
+            if let Some(infos) = infos.as_deref_mut() {
+                infos.push(info.unwrap_or_default());
+            }
         }
-        rows
+        gpus
     }
 
-    fn build(&mut self, rows: Vec<Row>) -> Sample {
-        let t = rows.first().map(|r| r.t).unwrap_or(0.0);
-        let mut gpus = Vec::with_capacity(rows.len());
-        for (pos, r) in rows.into_iter().enumerate() {
-            let idx = self.index_of(&r.key, pos);
+    /// The sample of `gpus`, read with `self.metas`: GPU indices and driver windows.
+    fn build(&mut self, mut gpus: Vec<GpuReading>) -> Sample {
+        let t = self.metas.first().map(|r| r.t).unwrap_or(0.0);
+        let metas = std::mem::take(&mut self.metas);
+        for (pos, (reading, meta)) in gpus.iter_mut().zip(&metas).enumerate() {
+            let idx = self.index_of(&meta.key, pos);
             if !self.system.devices.iter().any(|d| d.index == idx) {
                 self.unknown_gpus += 1;
             }
-            let mut reading = r.reading;
             reading.index = idx;
             if let Some(u) = reading.metrics.util_gpu {
-                let last = self.last_window.get(&idx).copied();
-                if last.is_none_or(|l| r.t - l >= MIN_WINDOW_S) {
-                    reading.util_windows.push(UtilWindow { t: r.t, util: u });
-                    self.last_window.insert(idx, r.t);
+                let last = self.last_window.iter_mut().find(|(i, _)| *i == idx);
+                if last
+                    .as_ref()
+                    .is_none_or(|(_, l)| meta.t - *l >= MIN_WINDOW_S)
+                {
+                    reading.util_windows.push(UtilWindow { t: meta.t, util: u });
+                    match last {
+                        Some((_, l)) => *l = meta.t,
+                        None => self.last_window.push((idx, meta.t)),
+                    }
                 }
             }
-            gpus.push(reading);
         }
+        self.metas = metas;
         Sample {
             t,
             gpus,
@@ -609,7 +745,7 @@ impl SampleSource for SmiCsvSource {
     fn next_sample(&mut self) -> Option<Sample> {
         let rows = match self.first.take() {
             Some(rows) => rows,
-            None => self.next_group(false),
+            None => self.next_group(None),
         };
         if rows.is_empty() {
             return None;
@@ -634,5 +770,65 @@ impl SampleSource for SmiCsvSource {
             ));
         }
         w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_read_without_the_float_parser_equal_the_parser_bit_for_bit() {
+        let mut cases: Vec<String> = [
+            "0",
+            "7",
+            "100",
+            "436.07",
+            "0.5",
+            "00.50",
+            "123456789012345",
+            "1234567890.12345",
+            "99999999999.9999",
+            "5.",
+            ".5",
+            "1e3",
+            "-3.5",
+            "12345678901234567",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for i in 0..20_000u32 {
+            cases.push(format!("{}.{:02}", i / 7, i % 100));
+            cases.push(format!("{}.{:03}", i * 13, i % 1000));
+        }
+        for c in &cases {
+            let want = c.parse::<f64>().ok().filter(|x| x.is_finite());
+            for shape in [
+                format!(" {c} W"),
+                c.to_string(),
+                format!("  {c}"),
+                format!("\t{c} %"),
+            ] {
+                let got = cell(&shape).ok().flatten();
+                assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{shape:?}");
+                assert_eq!(cell(&shape), cell_general(&shape), "{shape:?}");
+            }
+        }
+        for odd in [
+            "",
+            " ",
+            "1 2",
+            "12a",
+            "1.2.3",
+            "[Not Supported]",
+            " n/A",
+            "7 MiB ",
+        ] {
+            assert_eq!(cell(odd), cell_general(odd), "{odd:?}");
+        }
+        assert_eq!(cell(" [N/A]"), Ok(None));
+        assert_eq!(cell("N/A"), Ok(None));
+        assert_eq!(cell("1.2.3 W"), Err(()));
     }
 }

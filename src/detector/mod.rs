@@ -33,6 +33,8 @@ struct Track {
     last_positive: UnixTime,
     /// Position in `Detector::active` while raised.
     raised: bool,
+    /// The numbers of the raised finding's summary text.
+    summary: Option<rules::Summary>,
 }
 
 #[derive(Debug, Default)]
@@ -40,6 +42,8 @@ struct GpuState {
     /// Utilization samples `(t, percent)` of the last `window_s`, oldest first.
     ts: VecDeque<f64>,
     us: VecDeque<f32>,
+    /// Histograms of `us`.
+    hist: signal::WindowHist,
     last_t: Option<f64>,
     tracks: BTreeMap<FindingKind, Track>,
     verdict: Option<FindingKind>,
@@ -156,7 +160,14 @@ impl Detector {
     pub fn new(config: DetectorConfig, system: &SystemInfo) -> Self {
         Detector {
             devices: system.devices.clone(),
-            gpus: system.devices.iter().map(|_| GpuState::default()).collect(),
+            gpus: system
+                .devices
+                .iter()
+                .map(|_| GpuState {
+                    hist: signal::WindowHist::new(config.signal_params().active_util),
+                    ..Default::default()
+                })
+                .collect(),
             config,
             active: Vec::new(),
             ended: Vec::new(),
@@ -189,7 +200,7 @@ impl Detector {
         for (pos, state) in self.gpus.iter_mut().enumerate() {
             if !state.reusable(t, self.config.rules_window_s) {
                 let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
-                state.analysis = Some(signal::analyse(ts, us, &params));
+                state.analysis = Some(signal::analyse_window(ts, us, &params, Some(&state.hist)));
                 state.analysed_at = t;
                 state.low_since = f32::INFINITY;
                 state.high_since = f32::NEG_INFINITY;
@@ -341,7 +352,10 @@ impl Detector {
                 {
                     f.severity = f.severity.max(c.severity);
                     f.evidence = c.evidence;
-                    f.summary = c.summary;
+                    if tr.summary.as_ref() != Some(&c.summary) {
+                        f.summary = c.summary.text();
+                        tr.summary = Some(c.summary);
+                    }
                 }
             } else if tr.positives >= raise_after {
                 tr.raised = true;
@@ -353,9 +367,10 @@ impl Detector {
                     end: None,
                     detected_at: t,
                     evidence: c.evidence,
-                    summary: c.summary,
+                    summary: c.summary.text(),
                     advice: rules::advice(c.kind).to_string(),
                 };
+                tr.summary = Some(c.summary);
                 events.push(FindingEvent::Raised(f.clone()));
                 self.active.push(f);
             }
@@ -460,13 +475,16 @@ fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut
     for &(t, u) in fresh.iter() {
         state.ts.push_back(t);
         state.us.push_back(u);
+        state.hist.add(u);
         state.last_t = Some(t);
         state.low_since = state.low_since.min(u);
         state.high_since = state.high_since.max(u);
     }
     while state.ts.front().is_some_and(|t| *t < keep_from) {
         state.ts.pop_front();
-        state.us.pop_front();
+        if let Some(u) = state.us.pop_front() {
+            state.hist.remove(u);
+        }
     }
 }
 
@@ -475,50 +493,53 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
     let mut s = TickSummary::default();
     let (mut nu, mut su, mut nsm, mut ssm, mut np, mut sp, mut nrx, mut srx) =
         (0usize, 0.0, 0usize, 0.0, 0usize, 0.0, 0usize, 0.0);
-    for tk in h.ticks.iter_rev() {
-        if tk.t < since {
-            break;
-        }
-        if !tk.ok {
-            continue;
-        }
-        let m = &tk.metrics;
-        s.ticks += 1;
-        if let Some(u) = m.util_gpu {
-            nu += 1;
-            su += u;
-        }
-        if let Some(v) = m.sm_active {
-            nsm += 1;
-            ssm += v;
-        }
-        if let Some(v) = m.power_w {
-            np += 1;
-            sp += v;
-        }
-        if let Some(v) = m.pcie_rx_bytes_per_s {
-            nrx += 1;
-            srx += v;
-        }
-        if s.power_limit.is_none() {
-            s.power_limit = m.power_limit_w;
-        }
-        if let Some(used) = m.mem_used_bytes {
-            s.mem_used_last.get_or_insert(used);
-            s.mem_used_first = Some(used);
-        }
-        if s.mem_total.is_none() {
-            s.mem_total = m.mem_total_bytes;
-        }
-        if let (Some(g), Some(w)) = (m.pcie_gen, m.pcie_width) {
-            s.link_current.get_or_insert((g, w));
-        }
-        if m.util_gpu.is_some_and(|u| u >= busy_util) {
-            s.busy_ticks += 1;
-            if let Some(bits) = m.throttle {
-                if bits & throttle::SERIOUS != 0 {
-                    s.throttled_ticks += 1;
-                    s.throttle_bits |= bits;
+    // Newest first, a plain loop per chunk of history.
+    'ticks: for chunk in h.ticks.chunks_rev() {
+        for tk in chunk.iter().rev() {
+            if tk.t < since {
+                break 'ticks;
+            }
+            if !tk.ok {
+                continue;
+            }
+            let m = &tk.metrics;
+            s.ticks += 1;
+            if let Some(u) = m.util_gpu {
+                nu += 1;
+                su += u;
+            }
+            if let Some(v) = m.sm_active {
+                nsm += 1;
+                ssm += v;
+            }
+            if let Some(v) = m.power_w {
+                np += 1;
+                sp += v;
+            }
+            if let Some(v) = m.pcie_rx_bytes_per_s {
+                nrx += 1;
+                srx += v;
+            }
+            if s.power_limit.is_none() {
+                s.power_limit = m.power_limit_w;
+            }
+            if let Some(used) = m.mem_used_bytes {
+                s.mem_used_last.get_or_insert(used);
+                s.mem_used_first = Some(used);
+            }
+            if s.mem_total.is_none() {
+                s.mem_total = m.mem_total_bytes;
+            }
+            if let (Some(g), Some(w)) = (m.pcie_gen, m.pcie_width) {
+                s.link_current.get_or_insert((g, w));
+            }
+            if m.util_gpu.is_some_and(|u| u >= busy_util) {
+                s.busy_ticks += 1;
+                if let Some(bits) = m.throttle {
+                    if bits & throttle::SERIOUS != 0 {
+                        s.throttled_ticks += 1;
+                        s.throttle_bits |= bits;
+                    }
                 }
             }
         }

@@ -14,7 +14,159 @@ pub struct Candidate {
     /// When the pattern began, as far as this evaluation can tell.
     pub start: UnixTime,
     pub evidence: Evidence,
-    pub summary: String,
+    pub summary: Summary,
+}
+
+/// The numbers of a candidate's one-line summary. The text ([`Summary::text`]) is formatted only
+/// when a finding is raised or its numbers change, not at every evaluation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Summary {
+    PeriodicStall {
+        dip_s: f64,
+        period_s: f64,
+        lost: f64,
+        cycles: usize,
+    },
+    InputStarvation {
+        dip_s: f64,
+        period_s: f64,
+        lost: f64,
+        confidence: f64,
+        cycles: usize,
+    },
+    ErraticStalls {
+        stalls: usize,
+        span_s: f64,
+        sub_second: bool,
+        lost: f64,
+    },
+    TransferBound {
+        rx: f64,
+        link: f64,
+        util: f64,
+    },
+    HostBound {
+        util: f64,
+        sm: Option<f64>,
+    },
+    BusyButIdle {
+        util: f64,
+        sm: Option<f64>,
+        /// Power and its limit, when SM activity is not read.
+        power: (f64, f64),
+    },
+    MemoryIdle {
+        share: f64,
+        used: u64,
+        util: f64,
+    },
+    MemoryPressure {
+        share: f64,
+    },
+    Throttled {
+        bits: u64,
+        share: f64,
+    },
+    PcieDegraded {
+        link: (u32, u32),
+        max: (u32, u32),
+    },
+    SingleGpuBusy {
+        idle_holding: usize,
+    },
+    Imbalance {
+        util: f64,
+        busiest: f64,
+    },
+}
+
+impl Summary {
+    /// The summary in words.
+    pub fn text(&self) -> String {
+        match *self {
+            Summary::PeriodicStall {
+                dip_s,
+                period_s,
+                lost,
+                cycles,
+            } => format!(
+                "pauses of ~{dip_s:.1} s every {period_s:.0} s, {} of time lost ({cycles} cycles)",
+                pct(lost)
+            ),
+            Summary::InputStarvation {
+                dip_s,
+                period_s,
+                lost,
+                confidence,
+                cycles,
+            } => format!(
+                "idle ~{dip_s:.1} s every {period_s:.1} s, {} of time lost, up to {:.1}× faster if fixed (confidence {}, {cycles} cycles)",
+                pct(lost),
+                1.0 / (1.0 - lost).max(0.02),
+                confidence_word(confidence)
+            ),
+            Summary::ErraticStalls {
+                stalls,
+                span_s,
+                sub_second,
+                lost,
+            } => format!(
+                "{stalls} stalls in {span_s:.0} s with no regular period{}, {} of time lost",
+                if sub_second {
+                    " (stalls shorter than 1 s)"
+                } else {
+                    ""
+                },
+                pct(lost)
+            ),
+            Summary::TransferBound { rx, link, util } => format!(
+                "host-to-device copies at {:.1} GB/s ({} of the link) while the GPU is {util:.0}% busy",
+                rx / 1e9,
+                pct(rx / link)
+            ),
+            Summary::HostBound { util, sm } => {
+                let mut why = format!("flat plateau at ~{util:.0}% utilization");
+                if let Some(sm) = sm {
+                    why.push_str(&format!(", SM activity only {sm:.1}%"));
+                }
+                format!("{why}: the GPU waits on the host between small kernels")
+            }
+            Summary::BusyButIdle {
+                util,
+                sm,
+                power: (p, lim),
+            } => {
+                let what = match sm {
+                    Some(sm) => format!("SM activity only {sm:.0}%"),
+                    None => format!("power only {p:.0} W of {lim:.0} W"),
+                };
+                format!("utilization reads {util:.0}% but {what}")
+            }
+            Summary::MemoryIdle { share, used, util } => format!(
+                "{} of memory ({:.1} GiB) held while utilization is ~{util:.0}%",
+                pct(share),
+                used as f64 / (1u64 << 30) as f64
+            ),
+            Summary::MemoryPressure { share } => {
+                format!("memory {} full and still rising", pct(share))
+            }
+            Summary::Throttled { bits, share } => format!(
+                "{} while busy ({} of busy time)",
+                throttle::words(bits & throttle::SERIOUS).join(", "),
+                pct(share)
+            ),
+            Summary::PcieDegraded {
+                link: (g, w),
+                max: (gm, wm),
+            } => format!("PCIe link at Gen{g} x{w} while busy (maximum Gen{gm} x{wm})"),
+            Summary::SingleGpuBusy { idle_holding } => format!(
+                "only this GPU works; {idle_holding} other GPU(s) hold memory and sit idle"
+            ),
+            Summary::Imbalance { util, busiest } => {
+                format!("mean utilization {util:.0}% against {busiest:.0}% on the busiest GPU")
+            }
+        }
+    }
 }
 
 /// The classic fix for each kind.
@@ -131,12 +283,12 @@ pub fn per_gpu(
                             Severity::Info
                         },
                         start: p.first_start,
-                        summary: format!(
-                            "pauses of ~{dip:.1} s every {:.0} s, {} of time lost ({} cycles)",
-                            p.period_s,
-                            pct(l),
-                            p.cycles
-                        ),
+                        summary: Summary::PeriodicStall {
+                            dip_s: dip,
+                            period_s: p.period_s,
+                            lost: l,
+                            cycles: p.cycles,
+                        },
                         evidence: ev,
                     });
                 }
@@ -150,14 +302,13 @@ pub fn per_gpu(
                         Severity::Warn
                     },
                     start: p.first_start,
-                    summary: format!(
-                        "idle ~{dip:.1} s every {:.1} s, {} of time lost, up to {:.1}× faster if fixed (confidence {}, {} cycles)",
-                        p.period_s,
-                        pct(l),
-                        1.0 / (1.0 - l).max(0.02),
-                        confidence_word(conf),
-                        p.cycles
-                    ),
+                    summary: Summary::InputStarvation {
+                        dip_s: dip,
+                        period_s: p.period_s,
+                        lost: l,
+                        confidence: conf,
+                        cycles: p.cycles,
+                    },
                     evidence: ev,
                 });
             }
@@ -202,17 +353,12 @@ pub fn per_gpu(
                     Severity::Warn
                 },
                 start: stalls.first().map(|d| d.start).unwrap_or(window_start),
-                summary: format!(
-                    "{} stalls in {:.0} s with no regular period{}, {} of time lost",
-                    stalls.len(),
-                    a.span_s,
-                    if sub_second {
-                        " (stalls shorter than 1 s)"
-                    } else {
-                        ""
-                    },
-                    pct(l)
-                ),
+                summary: Summary::ErraticStalls {
+                    stalls: stalls.len(),
+                    span_s: a.span_s,
+                    sub_second,
+                    lost: l,
+                },
                 evidence: ev,
             });
         }
@@ -235,12 +381,11 @@ pub fn per_gpu(
             kind: FindingKind::TransferBound,
             severity: Severity::Warn,
             start: window_start,
-            summary: format!(
-                "host-to-device copies at {:.1} GB/s ({} of the link) while the GPU is {:.0}% busy",
-                rx / 1e9,
-                pct(rx / bw),
-                s.util_mean.unwrap_or(0.0)
-            ),
+            summary: Summary::TransferBound {
+                rx,
+                link: bw,
+                util: s.util_mean.unwrap_or(0.0),
+            },
             evidence: ev,
         });
     }
@@ -259,16 +404,17 @@ pub fn per_gpu(
     if enough && flat && !starving && !transfer && !memory_idle {
         let mut ev = Evidence::default();
         ev.signals.insert("util_gpu".into(), a.recent_mean);
-        let mut why = format!("flat plateau at ~{:.0}% utilization", a.recent_mean);
         if let Some(sm) = s.sm_mean {
             ev.signals.insert("sm_active".into(), sm);
-            why.push_str(&format!(", SM activity only {sm:.1}%"));
         }
         out.push(Candidate {
             kind: FindingKind::HostBound,
             severity: Severity::Warn,
             start: window_start,
-            summary: format!("{why}: the GPU waits on the host between small kernels"),
+            summary: Summary::HostBound {
+                util: a.recent_mean,
+                sm: s.sm_mean,
+            },
             evidence: ev,
         });
     }
@@ -286,20 +432,22 @@ pub fn per_gpu(
         if sm_low.is_some() || (s.sm_mean.is_none() && power_low.is_some()) {
             let mut ev = Evidence::default();
             ev.signals.insert("util_gpu".into(), u);
-            let what = if let Some(sm) = sm_low {
+            let power = power_low.unwrap_or((0.0, 1.0));
+            if let Some(sm) = sm_low {
                 ev.signals.insert("sm_active".into(), sm);
-                format!("SM activity only {sm:.0}%")
             } else {
-                let (p, lim) = power_low.unwrap_or((0.0, 1.0));
-                ev.signals.insert("power_w".into(), p);
-                ev.signals.insert("power_limit_w".into(), lim);
-                format!("power only {p:.0} W of {lim:.0} W")
-            };
+                ev.signals.insert("power_w".into(), power.0);
+                ev.signals.insert("power_limit_w".into(), power.1);
+            }
             out.push(Candidate {
                 kind: FindingKind::BusyButIdle,
                 severity: Severity::Warn,
                 start: window_start,
-                summary: format!("utilization reads {u:.0}% but {what}"),
+                summary: Summary::BusyButIdle {
+                    util: u,
+                    sm: sm_low,
+                    power,
+                },
                 evidence: ev,
             });
         }
@@ -313,12 +461,11 @@ pub fn per_gpu(
                 kind: FindingKind::MemoryIdle,
                 severity: Severity::Warn,
                 start: window_start,
-                summary: format!(
-                    "{} of memory ({:.1} GiB) held while utilization is ~{:.0}%",
-                    pct(share),
-                    used as f64 / (1u64 << 30) as f64,
-                    a.recent_mean
-                ),
+                summary: Summary::MemoryIdle {
+                    share,
+                    used,
+                    util: a.recent_mean,
+                },
                 evidence: ev,
             });
         }
@@ -330,7 +477,7 @@ pub fn per_gpu(
                 kind: FindingKind::MemoryPressure,
                 severity: Severity::High,
                 start: now,
-                summary: format!("memory {} full and still rising", pct(share)),
+                summary: Summary::MemoryPressure { share },
                 evidence: ev,
             });
         }
@@ -347,11 +494,10 @@ pub fn per_gpu(
             kind: FindingKind::Throttled,
             severity: Severity::High,
             start: window_start,
-            summary: format!(
-                "{} while busy ({} of busy time)",
-                ev.notes.join(", "),
-                pct(s.throttled_ticks as f64 / s.busy_ticks as f64)
-            ),
+            summary: Summary::Throttled {
+                bits: s.throttle_bits,
+                share: s.throttled_ticks as f64 / s.busy_ticks as f64,
+            },
             evidence: ev,
         });
     }
@@ -368,7 +514,10 @@ pub fn per_gpu(
             kind: FindingKind::PcieDegraded,
             severity: Severity::Warn,
             start: window_start,
-            summary: format!("PCIe link at Gen{g} x{w} while busy (maximum Gen{gm} x{wm})"),
+            summary: Summary::PcieDegraded {
+                link: (g, w),
+                max: (gm, wm),
+            },
             evidence: ev,
         });
     }
@@ -416,10 +565,9 @@ pub fn cross_gpu(
                 kind: FindingKind::SingleGpuBusy,
                 severity: Severity::Warn,
                 start: now - window_s,
-                summary: format!(
-                    "only this GPU works; {} other GPU(s) hold memory and sit idle",
-                    idle_holding.len()
-                ),
+                summary: Summary::SingleGpuBusy {
+                    idle_holding: idle_holding.len(),
+                },
                 evidence: ev,
             },
         ));
@@ -444,9 +592,10 @@ pub fn cross_gpu(
                         kind: FindingKind::Imbalance,
                         severity: Severity::Warn,
                         start: now - window_s,
-                        summary: format!(
-                            "mean utilization {m:.0}% against {top:.0}% on the busiest GPU"
-                        ),
+                        summary: Summary::Imbalance {
+                            util: m,
+                            busiest: top,
+                        },
                         evidence: Evidence {
                             signals,
                             ..Default::default()

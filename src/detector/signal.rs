@@ -120,8 +120,115 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
+/// Histograms of the samples of a window, kept as samples enter and leave it, so that an
+/// analysis of the whole window need not walk it for them.
+#[derive(Debug, Clone)]
+pub struct WindowHist {
+    all: [u32; 101],
+    /// Samples at or above `active_util`.
+    act: [u32; 101],
+    n: u32,
+    n_act: u32,
+    active_util: f64,
+    /// Samples that are not whole percents in 0..=100, and the sum of those that are: with none
+    /// of the former, sums over the window are exact whatever their order.
+    odd: u32,
+    whole_sum: u64,
+}
+
+impl Default for WindowHist {
+    /// Histograms that no analysis uses (no activity threshold).
+    fn default() -> Self {
+        WindowHist::new(f64::NAN)
+    }
+}
+
+/// `u` as a whole percent, when it is one.
+fn whole(u: f32) -> Option<u64> {
+    ((0.0..=100.0).contains(&u) && u.fract() == 0.0).then_some(u as u64)
+}
+
+impl WindowHist {
+    /// Empty histograms counting samples at or above `active_util` as active.
+    pub fn new(active_util: f64) -> Self {
+        WindowHist {
+            all: [0; 101],
+            act: [0; 101],
+            n: 0,
+            n_act: 0,
+            active_util,
+            odd: 0,
+            whole_sum: 0,
+        }
+    }
+
+    /// A sample entered the window.
+    pub fn add(&mut self, u: f32) {
+        let b = bin(u);
+        self.all[b] += 1;
+        self.n += 1;
+        if (u as f64) >= self.active_util {
+            self.act[b] += 1;
+            self.n_act += 1;
+        }
+        match whole(u) {
+            Some(w) => self.whole_sum += w,
+            None => self.odd += 1,
+        }
+    }
+
+    /// A sample (one that entered) left the window.
+    pub fn remove(&mut self, u: f32) {
+        let b = bin(u);
+        self.all[b] = self.all[b].saturating_sub(1);
+        self.n = self.n.saturating_sub(1);
+        if (u as f64) >= self.active_util {
+            self.act[b] = self.act[b].saturating_sub(1);
+            self.n_act = self.n_act.saturating_sub(1);
+        }
+        match whole(u) {
+            Some(w) => self.whole_sum = self.whole_sum.saturating_sub(w),
+            None => self.odd = self.odd.saturating_sub(1),
+        }
+    }
+
+    /// Σ max(0, h − u) over the window, when every sample and `h` are whole percents (then
+    /// exact, so equal to the sum in sample order).
+    fn shortfall(&self, h: f64) -> Option<f64> {
+        if self.odd > 0 || h.fract() != 0.0 || !(0.0..=100.0).contains(&h) {
+            return None;
+        }
+        let h = h as u64;
+        let s: u64 = (0..h).map(|v| (h - v) * self.all[v as usize] as u64).sum();
+        Some(s as f64)
+    }
+}
+
+/// Σ max(0, h − u) over `us`, in sample order. When `whole` (every sample is a whole percent
+/// in 0..=100) and `h` is one too, every partial sum is an exact integer, so the sum is taken in
+/// integers (no chain of dependent float additions): the same value.
+fn shortfall(us: &[f32], h: f64, whole: bool) -> f64 {
+    if whole && !us.is_empty() && h.fract() == 0.0 && (0.0..=100.0).contains(&h) {
+        let hi = h as i64;
+        let s: i64 = us.iter().map(|&u| (hi - u as i64).max(0)).sum();
+        return s as f64;
+    }
+    us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>()
+}
+
 /// Analyse samples `(t, util%)`, oldest first.
 pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
+    analyse_window(ts, us, p, None)
+}
+
+/// [`analyse`], with the window's histograms when they are kept (`hist`, used only when it
+/// counts exactly these samples with this activity threshold). The result is the same.
+pub fn analyse_window(
+    ts: &[f64],
+    us: &[f32],
+    p: &SignalParams,
+    hist: Option<&WindowHist>,
+) -> Analysis {
     let n = ts.len().min(us.len());
     if n < 2 {
         return Analysis {
@@ -130,19 +237,35 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
         };
     }
     let (ts, us) = (&ts[..n], &us[..n]);
-    let mut all = [0u32; 101];
-    let mut act = [0u32; 101];
-    let mut n_act = 0u32;
-    let mut sum = 0.0f64;
-    for &u in us {
-        let b = bin(u);
-        all[b] += 1;
-        sum += u as f64;
-        if (u as f64) >= p.active_util {
-            act[b] += 1;
-            n_act += 1;
+    let hist = hist.filter(|h| h.n as usize == n && h.active_util == p.active_util);
+    let (all, act, n_act, sum, whole_window) = match hist {
+        Some(h) => {
+            let sum = if h.odd == 0 {
+                h.whole_sum as f64
+            } else {
+                us.iter().fold(0.0f64, |s, &u| s + u as f64)
+            };
+            (h.all, h.act, h.n_act, sum, h.odd == 0)
         }
-    }
+        None => {
+            let mut all = [0u32; 101];
+            let mut act = [0u32; 101];
+            let mut n_act = 0u32;
+            let mut sum = 0.0f64;
+            let mut odd = false;
+            for &u in us {
+                let b = bin(u);
+                all[b] += 1;
+                sum += u as f64;
+                odd |= whole(u).is_none();
+                if (u as f64) >= p.active_util {
+                    act[b] += 1;
+                    n_act += 1;
+                }
+            }
+            (all, act, n_act, sum, !odd)
+        }
+    };
     let mut a = Analysis {
         n,
         span_s: ts[n - 1] - ts[0],
@@ -168,7 +291,11 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
     }
     let h = percentile_hist(&act, n_act, 0.90).max(p.active_util);
     a.busy_level = h;
-    a.lost_fraction = us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>() / (h * n as f64);
+    let lost = match hist.and_then(|w| w.shortfall(h)) {
+        Some(s) => s,
+        None => shortfall(us, h, whole_window),
+    };
+    a.lost_fraction = lost / (h * n as f64);
     // Mostly idle with bursts: a burst the 200 ms window caught only in part still reads well below H.
     let bursty = percentile_hist(&all, n as u32, 0.5) < 0.2 * h;
     let bands = if bursty {
@@ -219,11 +346,7 @@ pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
                 // Lost time over the cycles themselves (the window may also hold other behaviour).
                 let from = ts.partition_point(|t| *t < per.first_start);
                 let m = (n - from).max(1);
-                a.lost_fraction = us[from..]
-                    .iter()
-                    .map(|&u| (h - u as f64).max(0.0))
-                    .sum::<f64>()
-                    / (h * m as f64);
+                a.lost_fraction = shortfall(&us[from..], h, whole_window) / (h * m as f64);
                 // Far more time lost than the dips explain: the busy stretches hide stalls that
                 // fall between samples, so the true period is shorter than the one seen.
                 let dip_share = a.dip_s.unwrap_or(0.0) / per.period_s;
@@ -312,6 +435,44 @@ fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64) -> Vec<Dip> {
     dips
 }
 
+/// Σ `grid[i]·grid[i + lag]` over `i < len − lag`, added in index order from −0.0 (the value
+/// `Iterator::sum` gives).
+fn lagged_sum(grid: &[f64], lag: usize) -> f64 {
+    let n = grid.len().saturating_sub(lag);
+    grid[..n].iter().zip(&grid[lag..]).map(|(a, b)| a * b).sum()
+}
+
+/// [`lagged_sum`] for every lag in `0..=max_lag`, bit for bit: each lag still adds its products in
+/// index order, but several lags advance together in one pass over the grid (independent sums,
+/// so the additions overlap instead of waiting on each other).
+fn lagged_sums(grid: &[f64], max_lag: usize) -> Vec<f64> {
+    const B: usize = 8;
+    let m = grid.len();
+    let mut out = Vec::with_capacity(max_lag + 1);
+    let mut l0 = 0;
+    while l0 <= max_lag && l0 < m {
+        let k = (max_lag + 1 - l0).min(B);
+        let mut acc = [-0.0f64; B];
+        // Rows where all B lags of the block are inside the grid.
+        let full = m.saturating_sub(l0 + B - 1);
+        for i in 0..full {
+            let x = grid[i];
+            for (a, y) in acc.iter_mut().zip(&grid[i + l0..i + l0 + B]) {
+                *a += x * y;
+            }
+        }
+        for (j, a) in acc.iter_mut().enumerate().take(k) {
+            let lag = l0 + j;
+            for i in full..m.saturating_sub(lag) {
+                *a += grid[i] * grid[i + lag];
+            }
+        }
+        out.extend_from_slice(&acc[..k]);
+        l0 += B;
+    }
+    out
+}
+
 /// What the period search concluded.
 enum Periodicity {
     None,
@@ -352,21 +513,22 @@ fn find_period(
         }
         grid.push(us[j] as f64 - mean);
     }
-    let var: f64 = grid.iter().map(|x| x * x).sum::<f64>() / m as f64;
+    let lo = ((0.5 * spacing / grid_s).floor() as usize).max(1);
+    let hi = ((1.5 * spacing / grid_s).ceil() as usize).min(m * 2 / 3);
+    // Every lag the search reads (0 for the variance, half lags, lo − 1 ..= hi + 1) in one pass.
+    let sums = lagged_sums(&grid, (hi + 1).min(m - 1));
+    let var: f64 = sums[0] / m as f64;
     if var <= 1e-9 {
         return Periodicity::None;
     }
-    let lo = ((0.5 * spacing / grid_s).floor() as usize).max(1);
-    let hi = ((1.5 * spacing / grid_s).ceil() as usize).min(m * 2 / 3);
     if hi <= lo + 1 {
         return Periodicity::None;
     }
     let acf = |lag: usize| -> f64 {
-        let s: f64 = grid[..m - lag]
-            .iter()
-            .zip(&grid[lag..])
-            .map(|(a, b)| a * b)
-            .sum();
+        let s = match sums.get(lag) {
+            Some(s) => *s,
+            None => lagged_sum(&grid, lag),
+        };
         s / (m - lag) as f64 / var
     };
     let rs: Vec<f64> = (lo - 1..=hi + 1).map(acf).collect();
@@ -506,6 +668,53 @@ mod tests {
         assert_eq!(a.lost_fraction, 0.0);
         let idle = analyse(&ts, &vec![0.0f32; 200], &params());
         assert_eq!(idle.busy_level, 0.0);
+    }
+
+    #[test]
+    fn kept_histograms_give_the_same_analysis() {
+        let p = params();
+        let mut cases = vec![square(1.7, 0.7, 90.0), square(9.0, 6.0, 90.0)];
+        // Fractional readings: the sums then walk the samples.
+        let (ts, us) = square(2.3, 1.1, 90.0);
+        cases.push((ts, us.iter().map(|u| u * 0.37 + 0.5).collect()));
+        for (ts, us) in cases {
+            let mut hist = WindowHist::new(p.active_util);
+            // Samples that left the window before.
+            for u in [3.0, 97.5, 100.0] {
+                hist.add(u);
+                hist.remove(u);
+            }
+            us.iter().for_each(|u| hist.add(*u));
+            let kept = analyse_window(&ts, &us, &p, Some(&hist));
+            let plain = analyse(&ts, &us, &p);
+            assert_eq!(format!("{kept:?}"), format!("{plain:?}"));
+            assert_eq!(kept.lost_fraction.to_bits(), plain.lost_fraction.to_bits());
+            assert_eq!(kept.mean.to_bits(), plain.mean.to_bits());
+        }
+        let (_, us) = square(1.7, 0.7, 90.0);
+        for h in [0.0, 37.0, 100.0] {
+            let float = us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>();
+            assert_eq!(shortfall(&us, h, true).to_bits(), float.to_bits());
+            assert_eq!(shortfall(&us[..1], h, true).to_bits(), {
+                let one: f64 = us[..1].iter().map(|&u| (h - u as f64).max(0.0)).sum();
+                one.to_bits()
+            });
+        }
+    }
+
+    #[test]
+    fn lagged_sums_equal_the_plain_sums_bit_for_bit() {
+        let grid: Vec<f64> = (0..457)
+            .map(|i| ((i * 37 % 101) as f64 * 0.731).sin() * 41.3 - 3.7)
+            .collect();
+        for max_lag in [0, 1, 7, 8, 9, 23, 300, 456] {
+            let sums = lagged_sums(&grid, max_lag);
+            assert_eq!(sums.len(), max_lag + 1);
+            for (lag, s) in sums.iter().enumerate() {
+                assert_eq!(s.to_bits(), lagged_sum(&grid, lag).to_bits(), "lag {lag}");
+            }
+        }
+        assert!(lagged_sums(&[], 3).is_empty());
     }
 
     #[test]
