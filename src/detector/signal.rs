@@ -449,7 +449,7 @@ fn lagged_sum(grid: &[f64], lag: usize) -> f64 {
 /// index order, but several lags advance together in one pass over the grid (independent sums,
 /// so the additions overlap instead of waiting on each other).
 fn lagged_sums(grid: &[f64], max_lag: usize) -> Vec<f64> {
-    const B: usize = 8;
+    const B: usize = 16;
     let m = grid.len();
     let mut out = Vec::with_capacity(max_lag + 1);
     let mut l0 = 0;
