@@ -222,7 +222,9 @@ impl Detector {
             let (mut active_s, mut bursts, mut next_t) = (0.0f64, 0usize, None::<f64>);
             let mut active_n = 0usize;
             let mut next_active = false;
-            for (tt, u) in state.ts.iter().zip(&state.us).rev() {
+            // Newest first over plain slices (no-op when the window is already contiguous).
+            let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
+            for (tt, u) in ts.iter().zip(us.iter()).rev() {
                 if *tt < recent_from {
                     break;
                 }

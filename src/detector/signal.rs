@@ -111,13 +111,17 @@ fn median(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
+    // The value a full sort would put at `m` (and, for an even count, the largest before it):
+    // under `total_cmp` equal values are equal bits, so the median is the same.
+    let len = v.len();
+    let m = len / 2;
+    let (below, mid, _) = v.select_nth_unstable_by(m, |a, b| a.total_cmp(b));
+    let mid = *mid;
+    if len % 2 == 1 {
+        return Some(mid);
+    }
+    let lower = below.iter().copied().max_by(|a, b| a.total_cmp(b))?;
+    Some((lower + mid) / 2.0)
 }
 
 /// Histograms of the samples of a window, kept as samples enter and leave it, so that an
@@ -298,13 +302,11 @@ pub fn analyse_window(
     a.lost_fraction = lost / (h * n as f64);
     // Mostly idle with bursts: a burst the 200 ms window caught only in part still reads well below H.
     let bursty = percentile_hist(&all, n as u32, 0.5) < 0.2 * h;
-    let bands = if bursty {
-        vec![(p.dip_enter * 0.3, p.dip_leave * 0.35)]
-    } else {
-        vec![(p.dip_enter, p.dip_leave), SHALLOW]
-    };
+    let burst_band = [(p.dip_enter * 0.3, p.dip_leave * 0.35)];
+    let normal_bands = [(p.dip_enter, p.dip_leave), SHALLOW];
+    let bands: &[(f64, f64)] = if bursty { &burst_band } else { &normal_bands };
     let mut normal_dips: Option<usize> = None;
-    for (k, (enter, leave)) in bands.into_iter().enumerate() {
+    for (k, &(enter, leave)) in bands.iter().enumerate() {
         let dips = find_dips(ts, us, enter * h, leave * h);
         let starts: Vec<f64> = dips
             .iter()
@@ -312,7 +314,8 @@ pub fn analyse_window(
             .map(|d| d.start)
             .collect();
         let mut spacings: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
-        let spacing = median(&mut spacings.clone());
+        // The period search only counts the spacings, in any order.
+        let spacing = median(&mut spacings);
         let mut found = match spacing {
             Some(sp) if starts.len() >= p.min_cycles => {
                 find_period(ts, us, (a.mean, h), &starts, &mut spacings, sp, p)
@@ -446,7 +449,7 @@ fn lagged_sum(grid: &[f64], lag: usize) -> f64 {
 /// index order, but several lags advance together in one pass over the grid (independent sums,
 /// so the additions overlap instead of waiting on each other).
 fn lagged_sums(grid: &[f64], max_lag: usize) -> Vec<f64> {
-    const B: usize = 8;
+    const B: usize = 16;
     let m = grid.len();
     let mut out = Vec::with_capacity(max_lag + 1);
     let mut l0 = 0;
@@ -715,6 +718,27 @@ mod tests {
             }
         }
         assert!(lagged_sums(&[], 3).is_empty());
+    }
+
+    #[test]
+    fn median_by_selection_equals_the_sorted_median() {
+        for len in 0..40usize {
+            let v: Vec<f64> = (0..len)
+                .map(|i| ((i * 53 % 17) as f64 * 0.37).sin() * 3.0 + (i % 3) as f64)
+                .collect();
+            let mut sorted = v.clone();
+            sorted.sort_by(|a, b| a.total_cmp(b));
+            let want = (!sorted.is_empty()).then(|| {
+                let m = sorted.len() / 2;
+                if sorted.len() % 2 == 1 {
+                    sorted[m]
+                } else {
+                    (sorted[m - 1] + sorted[m]) / 2.0
+                }
+            });
+            let got = median(&mut v.clone());
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "len {len}");
+        }
     }
 
     #[test]
