@@ -119,40 +119,42 @@ fn main() {
     one.advance(600.0);
     let mut app = App::new(one.snapshot(), 60.0, 600.0, true);
     let mut term = OffscreenTerminal::new(80, 24).expect("offscreen terminal");
-    // Sampling the simulator is not part of it: each run advances first, then measures.
-    let mut wall = Vec::new();
-    let mut cpu = Vec::new();
-    for _ in 0..1000 {
-        one.advance(0.25);
-        let c = thread_cpu_us();
-        let t = Instant::now();
-        let snap = one.snapshot();
-        app.on_snapshot(snap);
-        term.draw(&app).expect("draw");
-        wall.push(t.elapsed().as_secs_f64() * 1e6);
-        cpu.push(thread_cpu_us() - c);
-    }
-    stats("snapshot -> frame, 1 GPU, 80x24, window 60 s [wall]", wall);
-    stats("snapshot -> frame, 1 GPU, 80x24, window 60 s [cpu]", cpu);
-
+    snapshot_to_frame(
+        "snapshot -> frame, 1 GPU, 80x24, window 60 s",
+        &mut one,
+        &mut app,
+        |app| term.draw(app).expect("draw"),
+    );
     // The same at 160x48 through crossterm into a sink: the escape sequences a real terminal
     // gets are generated too (the dashboard's whole per-tick cost on the UI thread).
     let mut term = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::sink()))
         .expect("terminal");
     term.resize(ratatui::layout::Rect::new(0, 0, 160, 48))
         .expect("resize");
+    snapshot_to_frame(
+        "snapshot -> frame, 1 GPU, 160x48, crossterm",
+        &mut one,
+        &mut app,
+        |app| {
+            term.draw(|f| gpulse::tui::draw(f, app)).expect("draw");
+        },
+    );
+}
+
+/// 1000 ticks of `run`: each advances the simulator (not measured), then the engine's snapshot
+/// goes to the app and `draw` draws it (measured).
+fn snapshot_to_frame(name: &str, run: &mut SimRun, app: &mut App, mut draw: impl FnMut(&App)) {
     let mut wall = Vec::new();
     let mut cpu = Vec::new();
     for _ in 0..1000 {
-        one.advance(0.25);
+        run.advance(0.25);
         let c = thread_cpu_us();
         let t = Instant::now();
-        let snap = one.snapshot();
-        app.on_snapshot(snap);
-        term.draw(|f| gpulse::tui::draw(f, &app)).expect("draw");
+        app.on_snapshot(run.snapshot());
+        draw(app);
         wall.push(t.elapsed().as_secs_f64() * 1e6);
         cpu.push(thread_cpu_us() - c);
     }
-    stats("snapshot -> frame, 1 GPU, 160x48, crossterm [wall]", wall);
-    stats("snapshot -> frame, 1 GPU, 160x48, crossterm [cpu]", cpu);
+    stats(&format!("{name} [wall]"), wall);
+    stats(&format!("{name} [cpu]"), cpu);
 }

@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
+use gpulse::backend::nvml::GPM_METRICS;
 use nvml_wrapper::enum_wrappers::device::{Clock, Sampling, TemperatureSensor};
-use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::gpm::{gpm_metrics_get, GpmSample};
 use nvml_wrapper::{Device, Nvml};
 
@@ -146,15 +146,7 @@ fn main() -> anyhow::Result<()> {
         let sample = costs[k].time(|| device.gpm_sample());
         let k = next();
         if let (Some(prev), Some(cur)) = (gpm_prev.as_ref(), sample.as_ref()) {
-            let metrics = [
-                GpmMetricId::SmUtil,
-                GpmMetricId::SmOccupancy,
-                GpmMetricId::AnyTensorUtil,
-                GpmMetricId::DramBwUtil,
-                GpmMetricId::PcieRxPerSec,
-                GpmMetricId::PcieTxPerSec,
-            ];
-            costs[k].time(|| gpm_metrics_get(&nvml, prev, cur, &metrics));
+            costs[k].time(|| gpm_metrics_get(&nvml, prev, cur, &GPM_METRICS));
         }
         if sample.is_some() {
             gpm_prev = sample;

@@ -69,7 +69,8 @@ const SLOW_SLACK_S: f64 = 0.05;
 
 /// GPM metrics need two samples at least 100 ms apart.
 const GPM_MIN_GAP_S: f64 = 0.1;
-const GPM_METRICS: [GpmMetricId; 6] = [
+/// The GPM metrics read (SM activity, occupancy, tensor, DRAM bandwidth, PCIe rx/tx).
+pub const GPM_METRICS: [GpmMetricId; 6] = [
     GpmMetricId::SmUtil,
     GpmMetricId::SmOccupancy,
     GpmMetricId::AnyTensorUtil,

@@ -9,6 +9,7 @@
 //! cadence and its cost.
 
 mod device;
+pub use device::GPM_METRICS;
 pub mod errors;
 pub mod merge;
 mod pcie;
