@@ -80,23 +80,6 @@ impl ProcTable {
             .insert(stat.pid, ProcEntry { stat, cpu_percent });
     }
 
-    /// Re-read only `pids` (between full scans); processes that exited are removed.
-    pub fn refresh(&mut self, root: &Path, pids: &[u32], rates: &mut CpuRates, now: f64) {
-        for &pid in pids {
-            match procfs::read_stat(root, pid) {
-                Some(stat) => {
-                    let cpu_percent = rates.observe(&stat, now);
-                    if let Some(e) = self.entries.get_mut(&pid) {
-                        *e = ProcEntry { stat, cpu_percent };
-                    }
-                }
-                None => {
-                    self.entries.remove(&pid);
-                }
-            }
-        }
-    }
-
     /// Re-read the subtrees under `roots` from the kernel's children lists, without reading any
     /// other process: new descendants are added, those gone (exited or moved elsewhere) removed,
     /// and every process in them gets a fresh reading. Returns false, with the table unchanged,
