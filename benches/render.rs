@@ -1,5 +1,7 @@
 //! Frame render time: 8 simulated GPUs with 10 minutes of history at 200×60, and a new snapshot
-//! to a drawn frame for 1 GPU at 80×24. Run with `cargo bench --bench render`.
+//! to a drawn frame for 1 GPU at 80×24 and at 160×48. Run with `cargo bench --bench render`;
+//! `GPULSE_BENCH_PAUSE_MS=250` pauses before each snapshot-to-frame tick as the dashboard does
+//! (cold caches: the cost a real tick pays).
 
 use std::time::Instant;
 
@@ -125,29 +127,39 @@ fn main() {
         &mut app,
         |app| term.draw(app).expect("draw"),
     );
-    // The same at 160x48 through crossterm into a sink: the escape sequences a real terminal
-    // gets are generated too (the dashboard's whole per-tick cost on the UI thread).
-    let mut term = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(std::io::sink()))
-        .expect("terminal");
+    // The same at 160x48 into a sink, escape sequences included, as the dashboard draws (its
+    // own backend, the event panel copied while no event is logged): the UI thread's whole cost
+    // per tick, less the write to the terminal. (ratatui's crossterm backend is not measured
+    // here: with no terminal its size query runs `tput` on every frame.)
+    gpulse::tui::init_tui_logging();
+    tracing::info!(target: "gpulse::events", "watching 1 GPU(s) on sim every 250 ms");
+    let backend = gpulse::tui::term::TermBackend::new(std::io::sink());
+    let mut term = ratatui::Terminal::new(backend).expect("terminal");
     term.resize(ratatui::layout::Rect::new(0, 0, 160, 48))
         .expect("resize");
     snapshot_to_frame(
-        "snapshot -> frame, 1 GPU, 160x48, crossterm",
+        "snapshot -> frame, 1 GPU, 160x48, gpulse backend",
         &mut one,
         &mut app,
-        |app| {
-            term.draw(|f| gpulse::tui::draw(f, app)).expect("draw");
-        },
+        |app| gpulse::tui::draw_frame(&mut term, app).expect("draw"),
     );
 }
 
 /// 1000 ticks of `run`: each advances the simulator (not measured), then the engine's snapshot
 /// goes to the app and `draw` draws it (measured).
-fn snapshot_to_frame(name: &str, run: &mut SimRun, app: &mut App, mut draw: impl FnMut(&App)) {
+fn snapshot_to_frame(name: &str, run: &mut SimRun, app: &mut App, mut draw: impl FnMut(&mut App)) {
     let mut wall = Vec::new();
     let mut cpu = Vec::new();
-    for _ in 0..1000 {
+    // With GPULSE_BENCH_PAUSE_MS the thread sleeps that long before each tick (100 ticks), as the
+    // dashboard does between ticks: the caches have gone cold, as they are on a busy machine.
+    let pause = std::env::var("GPULSE_BENCH_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    for _ in 0..if pause.is_some() { 100 } else { 1000 } {
         run.advance(0.25);
+        if let Some(ms) = pause {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
         let c = thread_cpu_us();
         let t = Instant::now();
         app.on_snapshot(run.snapshot());

@@ -53,6 +53,12 @@ pub struct App {
     /// Draw the tracing events in the log panel (false in screen tests, whose output must not
     /// depend on what else logged).
     pub live_log: bool,
+    /// Events logged before this frame ([`crate::tui::widgets::log::logged`], read before they
+    /// are moved to the panel): the event panel is copied from its last drawing while this has
+    /// not moved (`None`: drawn every frame).
+    pub log_events: Option<u64>,
+    /// The event panel as last drawn.
+    pub log_cache: crate::tui::widgets::log::LogCache,
     /// Wall-clock time of this frame, for the ages of stale readings.
     pub now: UnixTime,
     /// Set once the user asked to quit.
@@ -90,6 +96,8 @@ impl App {
             focus: Focus::Gpus,
             color,
             live_log: true,
+            log_events: None,
+            log_cache: Default::default(),
             now: first.t,
             quit: false,
             table: ProcessTableState::default(),

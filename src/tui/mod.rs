@@ -14,6 +14,7 @@ pub mod recording;
 pub mod replay;
 pub mod screen;
 pub mod table;
+pub mod term;
 pub mod theme;
 pub mod widgets;
 
@@ -22,9 +23,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream};
-use futures_util::StreamExt;
-use ratatui::{DefaultTerminal, Frame};
+use crossterm::event::Event;
+use ratatui::Frame;
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::cli::ColorChoice;
@@ -55,8 +55,20 @@ pub fn init_tui_logging() {
         let _ = tracing_subscriber::registry()
             .with(tracing_subscriber::filter::LevelFilter::INFO)
             .with(tui_logger::TuiTracingSubscriberLayer)
+            .with(widgets::log::EventCounter)
             .try_init();
     });
+}
+
+/// Draw one frame on a terminal as the dashboard does: the event panel is drawn again only if
+/// events were logged since its last drawing.
+pub fn draw_frame<B: ratatui::backend::Backend>(
+    terminal: &mut ratatui::Terminal<B>,
+    app: &mut App,
+) -> Result<(), B::Error> {
+    // Counted before `draw` moves the events to the panel: every event counted is drawn.
+    app.log_events = Some(widgets::log::logged());
+    terminal.draw(|f| draw(f, app)).map(|_| ())
 }
 
 /// Draw one frame of the app's displayed snapshot.
@@ -68,12 +80,12 @@ pub fn draw(frame: &mut Frame, app: &App) {
 }
 
 /// Restores the terminal when dropped: on return, on error and while unwinding from a panic
-/// (ratatui's panic hook restores it too, before the message is printed).
-struct RestoreTerminal;
+/// (the panic hook set by [`term::init`] restores it too, before the message is printed).
+pub(crate) struct RestoreTerminal;
 
 impl Drop for RestoreTerminal {
     fn drop(&mut self) {
-        ratatui::restore();
+        term::restore();
     }
 }
 
@@ -99,7 +111,7 @@ pub fn run(live: Live, settings: &Settings, options: RunOptions) -> anyhow::Resu
     let result = runtime.block_on(async {
         // Signals first: one that arrives once the terminal is changed must still restore it.
         let signals = Signals::new()?;
-        let mut terminal = ratatui::try_init()?;
+        let mut terminal = term::init()?;
         let _restore = RestoreTerminal;
         event_loop(&mut terminal, signals, live, settings, options).await
     });
@@ -125,7 +137,7 @@ impl Signals {
 }
 
 async fn event_loop(
-    terminal: &mut DefaultTerminal,
+    terminal: &mut term::Term,
     mut signals: Signals,
     live: Live,
     settings: &Settings,
@@ -171,7 +183,7 @@ async fn event_loop(
     }
     let record_dir = options.record_dir.unwrap_or_else(|| PathBuf::from("."));
     let mut recording: Option<Recording> = None;
-    let mut events = EventStream::new();
+    let mut events = term::Input::spawn()?;
     let mut second = tokio::time::interval(Duration::from_secs(1));
     second.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut sampling = true;
@@ -179,7 +191,7 @@ async fn event_loop(
     loop {
         if dirty {
             app.now = crate::clock::now();
-            terminal.draw(|f| draw(f, &app))?;
+            draw_frame(terminal, &mut app)?;
             dirty = false;
         }
         if app.quit {
@@ -207,7 +219,10 @@ async fn event_loop(
                         dirty = true;
                     }
                 }
-                Some(Ok(Event::Resize(..))) => dirty = true,
+                Some(Ok(Event::Resize(..))) => {
+                    terminal.backend().forget_size();
+                    dirty = true;
+                }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
                 None => break,

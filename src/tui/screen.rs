@@ -173,6 +173,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
     let log = LogPanel {
         theme,
         live: app.live_log,
+        cache: app.log_events.map(|n| (&app.log_cache, n)),
     };
     if lower.height >= procs_h + BOTTOM_MIN || (focused && lower.height >= 4 + BOTTOM_MIN) {
         let h = procs_h.min(lower.height - BOTTOM_MIN);

@@ -9,9 +9,7 @@ pub mod render;
 
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream, KeyEventKind};
-use futures_util::StreamExt;
-use ratatui::DefaultTerminal;
+use crossterm::event::{Event, KeyEventKind};
 
 use crate::cli::ColorChoice;
 use crate::config::Settings;
@@ -32,31 +30,22 @@ pub fn run(client: PromClient, opts: FleetOptions, settings: &Settings) -> anyho
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let mut terminal = ratatui::try_init()?;
-    let restore = RestoreTerminal;
+    let mut terminal = super::term::init()?;
+    let restore = super::RestoreTerminal;
     let result = runtime.block_on(event_loop(&mut terminal, refresher, &url, color));
     drop(restore);
     runtime.shutdown_background();
     result
 }
 
-/// Restores the terminal when dropped: on return, on error and while unwinding from a panic.
-struct RestoreTerminal;
-
-impl Drop for RestoreTerminal {
-    fn drop(&mut self) {
-        ratatui::restore();
-    }
-}
-
 async fn event_loop(
-    terminal: &mut DefaultTerminal,
+    terminal: &mut super::term::Term,
     mut refresher: Refresher,
     url: &str,
     color: bool,
 ) -> anyhow::Result<()> {
     let mut app = FleetApp::default();
-    let mut events = EventStream::new();
+    let mut events = super::term::Input::spawn()?;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     #[cfg(unix)]
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -92,6 +81,7 @@ async fn event_loop(
                         }
                     }
                 }
+                Some(Ok(Event::Resize(..))) => terminal.backend().forget_size(),
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
