@@ -78,7 +78,10 @@ fn probe_sees_the_parent_its_burning_children_and_the_sleeper() {
     }
     let p = &s2.gpus[0].processes[0];
     assert!(p.resolved);
-    assert!(p.command.as_deref().is_some_and(|c| c.starts_with("sh -c")));
+    assert!(
+        p.command.as_deref().is_some_and(|c| c.starts_with("sh -c")),
+        "{p:?}"
+    );
     assert!(p.user.is_some());
     assert!(
         p.running_s.is_some_and(|r| (0.0..60.0).contains(&r)),

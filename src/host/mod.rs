@@ -43,7 +43,10 @@ pub const TREE_INTERVAL_S: f64 = 1.0;
 
 /// Seconds between full scans of every process, where the kernel gives children lists (without
 /// them, every [`TREE_INTERVAL_S`]).
-pub const FULL_SCAN_S: f64 = 10.0;
+pub const FULL_SCAN_S: f64 = 30.0;
+
+/// A process younger than this may still exec: its command line is read again until it is older.
+pub const SETTLE_S: f64 = 1.0;
 
 /// Seconds between attempts to find PIDs that could not be found.
 pub const RESOLVE_RETRY_S: f64 = 10.0;
@@ -61,6 +64,8 @@ struct CpuTimes {
 struct Identity {
     uid: Option<u32>,
     command: Option<String>,
+    /// The kernel's name when the identity was read: a new one means the process exec'd.
+    comm: String,
     /// The last `NSpid` field: its PID in its own namespace.
     innermost_pid: Option<u32>,
 }
@@ -261,17 +266,29 @@ impl HostProbe {
         // Between tree readings the table's last reading stands.
     }
 
-    fn identity(&mut self, root: &Path, pid: u32, starttime: u64) -> Identity {
-        if let Some(id) = self.identities.get(&(pid, starttime)) {
+    /// Who process `pid` (started at `starttime`, named `comm` now) is. Read once per process
+    /// lifetime, except around an exec, which changes the command line but not the PID: an
+    /// identity is read again when the kernel's name has changed, and is not kept while the
+    /// process is younger than [`SETTLE_S`] (a child just forked may exec any moment; it would
+    /// otherwise keep its parent's command line for good).
+    fn identity(&mut self, root: &Path, entry: &procfs::ProcStat, uptime: Option<f64>) -> Identity {
+        let key = (entry.pid, entry.starttime);
+        if let Some(id) = self.identities.get(&key).filter(|id| id.comm == entry.comm) {
             return id.clone();
         }
-        let status = procfs::read_status(root, pid).unwrap_or_default();
+        let status = procfs::read_status(root, entry.pid).unwrap_or_default();
         let id = Identity {
             uid: status.uid,
-            command: procfs::read_cmdline(root, pid),
+            command: procfs::read_cmdline(root, entry.pid),
+            comm: entry.comm.clone(),
             innermost_pid: status.nspid.last().copied(),
         };
-        self.identities.insert((pid, starttime), id.clone());
+        let age = uptime.map(|up| up - entry.starttime as f64 / self.clock_ticks_per_s);
+        if age.is_none_or(|a| a >= SETTLE_S) {
+            self.identities.insert(key, id.clone());
+        } else {
+            self.identities.remove(&key);
+        }
         id
     }
 
@@ -291,7 +308,7 @@ impl HostProbe {
         if local != p.pid {
             p.local_pid = Some(local);
         }
-        let id = self.identity(root, local, entry.stat.starttime);
+        let id = self.identity(root, &entry.stat, uptime);
         if p.user.is_none() {
             p.user = id.uid.map(|u| self.user_name(u));
         }
@@ -313,7 +330,7 @@ impl HostProbe {
         p.children = kids
             .into_iter()
             .map(|k| {
-                let cmd = self.identity(root, k.stat.pid, k.stat.starttime).command;
+                let cmd = self.identity(root, &k.stat, uptime).command;
                 HostProcess {
                     pid: k.stat.pid,
                     ppid: Some(k.stat.ppid),
@@ -329,7 +346,7 @@ impl HostProbe {
     fn read_host(&mut self, root: &Path) -> (HostReading, HostDetail) {
         let mut h = HostReading::default();
         let mut d = HostDetail::default();
-        if let Ok(stat) = std::fs::read_to_string(root.join("stat")) {
+        if let Ok(stat) = procfs::read_text(&root.join("stat")) {
             if let Some(now) = parse_cpu_line(&stat) {
                 if let Some(prev) = self.last_cpu {
                     let dt = now.total.saturating_sub(prev.total);
@@ -366,7 +383,7 @@ impl HostProbe {
             }
             self.last_cores = cores;
         }
-        if let Ok(mem) = std::fs::read_to_string(root.join("meminfo")) {
+        if let Ok(mem) = procfs::read_text(&root.join("meminfo")) {
             let field = |name: &str| {
                 mem.lines()
                     .find(|l| l.starts_with(name))
@@ -383,7 +400,7 @@ impl HostProbe {
                 d.swap_used_bytes = Some(t.saturating_sub(f));
             }
         }
-        if let Ok(load) = std::fs::read_to_string(root.join("loadavg")) {
+        if let Ok(load) = procfs::read_text(&root.join("loadavg")) {
             let mut f = load.split_whitespace().map(|v| v.parse::<f64>().ok());
             h.load1 = f.next().flatten();
             d.load5 = f.next().flatten();
@@ -413,7 +430,7 @@ impl Default for HostProbe {
 
 /// Seconds since boot, from `ROOT/uptime`.
 fn read_uptime(root: &Path) -> Option<f64> {
-    std::fs::read_to_string(root.join("uptime"))
+    procfs::read_text(&root.join("uptime"))
         .ok()?
         .split_whitespace()
         .next()?
@@ -596,6 +613,49 @@ mod tests {
             vec![101],
             "103 gone; its child 104 no longer under 100"
         );
+    }
+
+    #[test]
+    fn a_child_that_execs_is_shown_with_its_new_command() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        write_tree(root, &[(100, 1, 0, &[100]), (101, 100, 0, &[101])]);
+        let mut probe = HostProbe::with_root(root);
+        let hz = probe.clock_ticks_per_s;
+        // Worker 101 started 0.2 s before uptime 1000 s.
+        let set = |uptime: f64, comm: &str, cmdline: &str| {
+            std::fs::write(root.join("uptime"), format!("{uptime} 0\n")).expect("uptime");
+            let start = (999.8 * hz) as u64;
+            std::fs::write(
+                root.join("101").join("stat"),
+                format!(
+                    "101 ({comm}) S 100 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 {start} 1000 100 0\n"
+                ),
+            )
+            .expect("stat");
+            std::fs::write(root.join("101").join("cmdline"), format!("{cmdline}\0"))
+                .expect("cmdline");
+        };
+        let command = |probe: &mut HostProbe, at: f64| {
+            let mut s = gpu_sample(100);
+            probe.fill_at(&mut s, at);
+            s.gpus[0].processes[0].children[0].command.clone()
+        };
+        // Just forked: still its parent's command line.
+        set(1000.0, "p100", "p100");
+        assert_eq!(command(&mut probe, 10.0).as_deref(), Some("p100"));
+        // Still young when it exec'd (same name): read again.
+        set(1000.5, "p100", "python worker.py");
+        assert_eq!(
+            command(&mut probe, 11.0).as_deref(),
+            Some("python worker.py")
+        );
+        // Settled, then an exec under a new name: read again.
+        set(1010.0, "cat", "cat");
+        assert_eq!(command(&mut probe, 12.0).as_deref(), Some("cat"));
+        // Settled and the same name: kept (the command line is not read again).
+        set(1011.0, "cat", "rewritten");
+        assert_eq!(command(&mut probe, 13.0).as_deref(), Some("cat"));
     }
 
     #[test]

@@ -2,7 +2,24 @@
 //!
 //! Every function takes the procfs root, so tests can point it at a fixture directory.
 
+use std::io::Read;
 use std::path::Path;
+
+/// Read a small procfs file whole. procfs files report a size of 0, so `std::fs::read` and
+/// `read_to_string` stat the file and then probe with a series of tiny reads (11 syscalls for
+/// `/proc/stat`); here one read into a 4 KiB buffer usually takes it all (4 syscalls: open,
+/// read, the read that finds the end, close). The buffer grows for larger files.
+pub fn read_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = Vec::with_capacity(4096);
+    file.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// [`read_bytes`] as text; invalid UTF-8 is an error.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_bytes(path)?).map_err(std::io::Error::other)
+}
 
 /// The fields of `/proc/PID/stat` the probe uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +61,7 @@ pub fn parse_stat(line: &str) -> Option<ProcStat> {
 
 /// Read and parse `ROOT/PID/stat`.
 pub fn read_stat(root: &Path, pid: u32) -> Option<ProcStat> {
-    let text = std::fs::read_to_string(root.join(pid.to_string()).join("stat")).ok()?;
+    let text = read_text(&root.join(pid.to_string()).join("stat")).ok()?;
     parse_stat(&text)
 }
 
@@ -73,13 +90,13 @@ pub fn parse_status(text: &str) -> ProcStatus {
 }
 
 pub fn read_status(root: &Path, pid: u32) -> Option<ProcStatus> {
-    let text = std::fs::read_to_string(root.join(pid.to_string()).join("status")).ok()?;
+    let text = read_text(&root.join(pid.to_string()).join("status")).ok()?;
     Some(parse_status(&text))
 }
 
 /// The command line, arguments joined by spaces; `None` when empty (kernel threads, zombies).
 pub fn read_cmdline(root: &Path, pid: u32) -> Option<String> {
-    let raw = std::fs::read(root.join(pid.to_string()).join("cmdline")).ok()?;
+    let raw = read_bytes(&root.join(pid.to_string()).join("cmdline")).ok()?;
     let args: Vec<String> = raw
         .split(|b| *b == 0)
         .filter(|a| !a.is_empty())
@@ -116,7 +133,7 @@ pub fn read_children(root: &Path, pid: u32) -> Option<Vec<u32>> {
     let mut any = false;
     for task in tasks.flatten() {
         // A thread can end between the listing and the read: it has no children to give.
-        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
+        let Ok(text) = read_text(&task.path().join("children")) else {
             continue;
         };
         any = true;
@@ -154,6 +171,24 @@ pub fn user_from_passwd(passwd: &str, uid: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_reads_take_whole_files_of_any_size() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let big: String = (0..3000).map(|i| format!("{i} ")).collect();
+        let path = dir.path().join("big");
+        std::fs::write(&path, &big).expect("write");
+        assert!(big.len() > 4096);
+        assert_eq!(read_text(&path).expect("read"), big);
+        assert!(read_text(&dir.path().join("missing")).is_err());
+        std::fs::write(&path, [0xff, 0xfe]).expect("write");
+        assert!(read_text(&path).is_err(), "not UTF-8");
+        assert_eq!(read_bytes(&path).expect("bytes"), vec![0xff, 0xfe]);
+        // A real procfs file, which reports a size of 0.
+        let me = read_text(Path::new("/proc/self/stat")).expect("own stat");
+        let stat = parse_stat(&me).expect("parse");
+        assert_eq!(stat.pid, std::process::id());
+    }
 
     #[test]
     fn stat_with_spaces_and_parentheses_in_the_name() {
