@@ -63,7 +63,7 @@ pub const SAMPLES_PERIOD_S: f64 = 2.0;
 pub const PROCESS_PERIOD_S: f64 = 1.0;
 /// How often per-process utilization is read. It is shown, never used by the detector, and one
 /// read costs about 2.4 ms of CPU on the H200 (a driver buffer, like the utilization windows).
-pub const PROCESS_UTIL_PERIOD_S: f64 = 5.0;
+pub const PROCESS_UTIL_PERIOD_S: f64 = 10.0;
 /// A tick that falls this close before the period is due takes the slow readings already.
 const SLOW_SLACK_S: f64 = 0.05;
 
@@ -261,11 +261,7 @@ impl NvmlDeviceSampler {
         if procs.is_empty() {
             return Ok(procs);
         }
-        if self
-            .proc_util
-            .as_ref()
-            .is_none_or(|u| due(&u.at, PROCESS_UTIL_PERIOD_S))
-        {
+        if ProcessUtil::read_due(self.proc_util.as_ref(), &procs, Instant::now()) {
             let seen = self.proc_util_seen;
             // NotFound (no samples since the last read) leaves the processes' utilization absent.
             let stats = self.call(Call::ProcessUtil, |d| d.process_utilization_stats(seen))?;
@@ -296,6 +292,20 @@ pub struct ProcessUtil {
 }
 
 impl ProcessUtil {
+    /// Whether to read the driver's per-process utilization now: every
+    /// [`PROCESS_UTIL_PERIOD_S`], and at the next process list (after [`PROCESS_PERIOD_S`]) when
+    /// a process appeared since the last read, so a new process is not left without figures for
+    /// the whole period.
+    pub fn read_due(last: Option<&ProcessUtil>, procs: &[GpuProcess], now: Instant) -> bool {
+        let Some(u) = last else {
+            return true;
+        };
+        let age = now.saturating_duration_since(u.at).as_secs_f64();
+        age >= PROCESS_UTIL_PERIOD_S - SLOW_SLACK_S
+            || (age >= PROCESS_PERIOD_S - SLOW_SLACK_S
+                && procs.iter().any(|p| !u.listed.contains(&p.pid)))
+    }
+
     /// Set each process's utilization from this read: its sample, 0 % for a process listed then
     /// but not named, absent for one that appeared since or when the read had no samples.
     pub fn apply(&self, procs: &mut [GpuProcess]) {
@@ -482,6 +492,7 @@ impl DeviceSampler for NvmlDeviceSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn processes_in_both_lists_appear_once_and_unavailable_memory_is_absent() {
@@ -559,6 +570,53 @@ mod tests {
         assert!(procs
             .iter()
             .all(|p| p.sm_util.is_none() && p.mem_util.is_none()));
+    }
+
+    #[test]
+    fn per_process_utilization_is_read_on_its_period_or_soon_after_a_new_process() {
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        let proc = |pid| GpuProcess {
+            pid,
+            ..Default::default()
+        };
+        let read = ProcessUtil {
+            at: t0,
+            newest: Some(vec![(10, 50.0, 5.0)]),
+            listed: vec![10],
+        };
+        let same = [proc(10)];
+        let grown = [proc(10), proc(11)];
+        assert!(ProcessUtil::read_due(None, &same, t0));
+        // The same processes: only once the period has passed.
+        assert!(!ProcessUtil::read_due(
+            Some(&read),
+            &same,
+            at(PROCESS_PERIOD_S)
+        ));
+        assert!(!ProcessUtil::read_due(
+            Some(&read),
+            &same,
+            at(PROCESS_UTIL_PERIOD_S - 0.5)
+        ));
+        assert!(ProcessUtil::read_due(
+            Some(&read),
+            &same,
+            at(PROCESS_UTIL_PERIOD_S)
+        ));
+        // A new process: at the next process list, not at once.
+        assert!(!ProcessUtil::read_due(Some(&read), &grown, at(0.25)));
+        assert!(ProcessUtil::read_due(
+            Some(&read),
+            &grown,
+            at(PROCESS_PERIOD_S)
+        ));
+        // One that left needs no read.
+        assert!(!ProcessUtil::read_due(
+            Some(&read),
+            &[],
+            at(PROCESS_PERIOD_S)
+        ));
     }
 
     #[test]
