@@ -152,6 +152,8 @@ pub struct Detector {
     next_eval: Option<UnixTime>,
     /// Buffer for the windows of one tick (no allocation per tick).
     scratch: Vec<(f64, f32)>,
+    /// Buffers of the window analyses.
+    analysis_scratch: signal::Scratch,
     /// Increases whenever an active finding is raised, refreshed or cleared.
     revision: u64,
 }
@@ -173,6 +175,7 @@ impl Detector {
             ended: Vec::new(),
             next_eval: None,
             scratch: Vec::new(),
+            analysis_scratch: signal::Scratch::default(),
             revision: 0,
         }
     }
@@ -199,8 +202,17 @@ impl Detector {
         let mut per_gpu: Vec<Vec<Candidate>> = Vec::with_capacity(self.gpus.len());
         for (pos, state) in self.gpus.iter_mut().enumerate() {
             if !state.reusable(t, self.config.rules_window_s) {
+                if let Some(old) = state.analysis.take() {
+                    self.analysis_scratch.recycle(old.dips);
+                }
                 let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
-                state.analysis = Some(signal::analyse_window(ts, us, &params, Some(&state.hist)));
+                state.analysis = Some(signal::analyse_window(
+                    ts,
+                    us,
+                    &params,
+                    Some(&state.hist),
+                    &mut self.analysis_scratch,
+                ));
                 state.analysed_at = t;
                 state.low_since = f32::INFINITY;
                 state.high_since = f32::NEG_INFINITY;
