@@ -547,7 +547,9 @@ fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut
     }
 }
 
-/// Reduce the ticks since `since` to what the rules need.
+/// Reduce the ticks since `since` to what the rules need. (Not inlined: inside the caller its
+/// loop compiled to more instructions, and how many changed with unrelated code.)
+#[inline(never)]
 fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
     let mut s = TickSummary::default();
     let (mut nu, mut su, mut nsm, mut ssm, mut np, mut sp, mut nrx, mut srx) =
@@ -737,7 +739,10 @@ mod tests {
                 }
             }
         }
-        assert!(raised >= 2 && cleared >= 1, "{raised} raised, {cleared} cleared");
+        assert!(
+            raised >= 2 && cleared >= 1,
+            "{raised} raised, {cleared} cleared"
+        );
         assert!(refreshed > raised, "texts changed {refreshed} times");
         deferred.refresh_summaries();
         assert_eq!(eager.active(), deferred.active());

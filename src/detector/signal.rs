@@ -476,7 +476,9 @@ fn regime_since_last_drop(
     }
 }
 
-/// Mark the dips of `us` (enter below `enter`, leave above `leave`) into `dips`.
+/// Mark the dips of `us` (enter below `enter`, leave above `leave`) into `dips`. (Not inlined:
+/// inside the caller its loop kept its values on the stack.)
+#[inline(never)]
 fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64, dips: &mut Vec<Dip>) {
     dips.clear();
     let mut in_dip = (us[0] as f64) < enter;
