@@ -166,10 +166,11 @@ impl Engine {
     }
 
     /// For a reader of events and findings only (`analyze`): skip the work only snapshots need
-    /// (per-GPU copies of verdicts and findings after each evaluation, keeping the last sample)
+    /// (per-GPU copies of the current readings, and of verdicts and findings after each
+    /// evaluation; keeping the last sample)
     /// and let the detector defer refreshed summary texts. Events are the same; read the
     /// findings still active through [`Self::active_findings`]. Snapshots of such an engine
-    /// carry no verdicts, findings or sample.
+    /// carry no current readings, verdicts, findings or sample.
     pub fn without_snapshots(&mut self) {
         self.snapshots = false;
         self.detector.defer_summaries();
@@ -223,7 +224,9 @@ impl Engine {
             g.status = reading.status.clone();
             if ok {
                 g.last_ok = Some(sample.t);
-                g.current = reading.metrics;
+                if self.snapshots {
+                    g.current = reading.metrics;
+                }
                 g.processes = reading.processes.clone();
             } else if let GpuStatus::Lost { .. } = reading.status {
                 g.processes.clear();
