@@ -138,6 +138,8 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
         detector: detector.clone(),
     };
     let mut engine = Engine::new(system.clone(), config);
+    // Only the events and the findings at the end are read.
+    engine.without_snapshots();
     let empty = Acc {
         hist: [0; 101],
         n: 0,
@@ -185,7 +187,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
             }
         }
     }
-    found.extend(engine.detector().active().iter().cloned());
+    found.extend(engine.active_findings().iter().cloned());
     for f in &mut found {
         if let Some(h) = host_notes.iter().find(|h| (h.0, h.1) == (f.gpu, f.kind)) {
             if f.evidence.notes.is_empty() && !h.2.is_empty() {

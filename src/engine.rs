@@ -124,6 +124,8 @@ pub struct Engine {
     detector_revision: u64,
     /// When the host evidence of active findings is next refreshed.
     next_evidence: UnixTime,
+    /// False when nothing reads snapshots (see [`Self::without_snapshots`]).
+    snapshots: bool,
 }
 
 impl Engine {
@@ -159,7 +161,25 @@ impl Engine {
             last_sample: None,
             detector_revision: u64::MAX,
             next_evidence: f64::MIN,
+            snapshots: true,
         }
+    }
+
+    /// For a reader of events and findings only (`analyze`): skip the work only snapshots need
+    /// (per-GPU copies of the current readings, and of verdicts and findings after each
+    /// evaluation; keeping the last sample)
+    /// and let the detector defer refreshed summary texts. Events are the same; read the
+    /// findings still active through [`Self::active_findings`]. Snapshots of such an engine
+    /// carry no current readings, verdicts, findings or sample.
+    pub fn without_snapshots(&mut self) {
+        self.snapshots = false;
+        self.detector.defer_summaries();
+    }
+
+    /// The findings still going on, with their texts up to date.
+    pub fn active_findings(&mut self) -> &[Finding] {
+        self.detector.refresh_summaries();
+        self.detector.active()
     }
 
     pub fn system(&self) -> &Arc<SystemInfo> {
@@ -204,7 +224,9 @@ impl Engine {
             g.status = reading.status.clone();
             if ok {
                 g.last_ok = Some(sample.t);
-                g.current = reading.metrics;
+                if self.snapshots {
+                    g.current = reading.metrics;
+                }
                 g.processes = reading.processes.clone();
             } else if let GpuStatus::Lost { .. } = reading.status {
                 g.processes.clear();
@@ -242,6 +264,9 @@ impl Engine {
                     self.recent_findings.push(f.clone());
                 }
             }
+        }
+        if !self.snapshots {
+            return events;
         }
         let revision = self.detector.revision();
         let changed = revision != self.detector_revision;

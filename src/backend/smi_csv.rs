@@ -720,7 +720,13 @@ impl SmiCsvSource {
                     .as_ref()
                     .is_none_or(|(_, l)| meta.t - *l >= MIN_WINDOW_S)
                 {
-                    reading.util_windows.push(UtilWindow { t: meta.t, util: u });
+                    let w = UtilWindow { t: meta.t, util: u };
+                    if reading.util_windows.is_empty() {
+                        // One window per row: allocated at its size, not grown.
+                        reading.util_windows = vec![w];
+                    } else {
+                        reading.util_windows.push(w);
+                    }
                     match last {
                         Some((_, l)) => *l = meta.t,
                         None => self.last_window.push((idx, meta.t)),

@@ -35,6 +35,8 @@ struct Track {
     raised: bool,
     /// The numbers of the raised finding's summary text.
     summary: Option<rules::Summary>,
+    /// The numbers changed since the text was formatted (only while texts are deferred).
+    text_stale: bool,
 }
 
 #[derive(Debug, Default)]
@@ -152,8 +154,13 @@ pub struct Detector {
     next_eval: Option<UnixTime>,
     /// Buffer for the windows of one tick (no allocation per tick).
     scratch: Vec<(f64, f32)>,
+    /// Buffers of the window analyses.
+    analysis_scratch: signal::Scratch,
     /// Increases whenever an active finding is raised, refreshed or cleared.
     revision: u64,
+    /// Format a refreshed finding's summary text only when it clears or is asked for
+    /// ([`Self::refresh_summaries`]), not at every evaluation that changes its numbers.
+    defer_text: bool,
 }
 
 impl Detector {
@@ -173,12 +180,43 @@ impl Detector {
             ended: Vec::new(),
             next_eval: None,
             scratch: Vec::new(),
+            analysis_scratch: signal::Scratch::default(),
             revision: 0,
+            defer_text: false,
         }
     }
 
     pub fn config(&self) -> &DetectorConfig {
         &self.config
+    }
+
+    /// Defer the summary texts of refreshed findings: a reader that only looks at the findings
+    /// when they clear and at the end (`analyze`) skips formatting the texts in between. Every
+    /// text is the same when read: a clearing finding's text is brought up to date before it is
+    /// reported, and [`Self::refresh_summaries`] does so for the active ones.
+    pub fn defer_summaries(&mut self) {
+        self.defer_text = true;
+    }
+
+    /// Bring the summary texts of the active findings up to date (needed only after
+    /// [`Self::defer_summaries`]).
+    pub fn refresh_summaries(&mut self) {
+        for (pos, state) in self.gpus.iter_mut().enumerate() {
+            let gpu = self.devices.get(pos).map(|d| d.index).unwrap_or(pos as u32);
+            for (kind, tr) in state.tracks.iter_mut().filter(|(_, tr)| tr.text_stale) {
+                tr.text_stale = false;
+                let Some(summary) = &tr.summary else {
+                    continue;
+                };
+                if let Some(f) = self
+                    .active
+                    .iter_mut()
+                    .find(|f| f.gpu == gpu && f.kind == *kind)
+                {
+                    f.summary = summary.text();
+                }
+            }
+        }
     }
 
     /// Take in the tick at `t` and, when due, evaluate every GPU.
@@ -199,8 +237,17 @@ impl Detector {
         let mut per_gpu: Vec<Vec<Candidate>> = Vec::with_capacity(self.gpus.len());
         for (pos, state) in self.gpus.iter_mut().enumerate() {
             if !state.reusable(t, self.config.rules_window_s) {
+                if let Some(old) = state.analysis.take() {
+                    self.analysis_scratch.recycle(old.dips);
+                }
                 let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
-                state.analysis = Some(signal::analyse_window(ts, us, &params, Some(&state.hist)));
+                state.analysis = Some(signal::analyse_window(
+                    ts,
+                    us,
+                    &params,
+                    Some(&state.hist),
+                    &mut self.analysis_scratch,
+                ));
                 state.analysed_at = t;
                 state.low_since = f32::INFINITY;
                 state.high_since = f32::NEG_INFINITY;
@@ -355,7 +402,11 @@ impl Detector {
                     f.severity = f.severity.max(c.severity);
                     f.evidence = c.evidence;
                     if tr.summary.as_ref() != Some(&c.summary) {
-                        f.summary = c.summary.text();
+                        if self.defer_text {
+                            tr.text_stale = true;
+                        } else {
+                            f.summary = c.summary.text();
+                        }
                         tr.summary = Some(c.summary);
                     }
                 }
@@ -373,6 +424,7 @@ impl Detector {
                     advice: rules::advice(c.kind).to_string(),
                 };
                 tr.summary = Some(c.summary);
+                tr.text_stale = false;
                 events.push(FindingEvent::Raised(f.clone()));
                 self.active.push(f);
             }
@@ -394,6 +446,11 @@ impl Detector {
                     .position(|f| f.gpu == gpu && f.kind == *kind)
                 {
                     let mut f = self.active.remove(i);
+                    if std::mem::take(&mut tr.text_stale) {
+                        if let Some(summary) = &tr.summary {
+                            f.summary = summary.text();
+                        }
+                    }
                     f.end = Some(tr.last_positive);
                     events.push(FindingEvent::Cleared(f.clone()));
                     self.ended.push(f);
@@ -490,7 +547,9 @@ fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut
     }
 }
 
-/// Reduce the ticks since `since` to what the rules need.
+/// Reduce the ticks since `since` to what the rules need. (Not inlined: inside the caller its
+/// loop compiled to more instructions, and how many changed with unrelated code.)
+#[inline(never)]
 fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
     let mut s = TickSummary::default();
     let (mut nu, mut su, mut nsm, mut ssm, mut np, mut sp, mut nrx, mut srx) =
@@ -628,6 +687,66 @@ mod tests {
             "{starving} analyses in 120 s"
         );
         assert_eq!(d.verdict(0), FindingKind::InputStarvation);
+    }
+
+    #[test]
+    fn deferred_summary_texts_read_the_same() {
+        let system = SystemInfo {
+            devices: vec![DeviceInfo::default()],
+            ..Default::default()
+        };
+        let mut eager = Detector::new(DetectorConfig::default(), &system);
+        let mut deferred = Detector::new(DetectorConfig::default(), &system);
+        deferred.defer_summaries();
+        let mut h = GpuHistory::new(120.0, 0.25);
+        let (mut t, mut next_w) = (0.0, 0.2);
+        let (mut raised, mut cleared, mut refreshed) = (0, 0, 0);
+        let mut last_text = String::new();
+        // Starving with a stall share that drifts (the summary's numbers change while raised),
+        // then steady work until the finding clears, then starving again.
+        let util = |t: f64| {
+            let busy = 0.6 + 0.3 * (t / 40.0).sin().abs();
+            if (60.0..150.0).contains(&t) || t % 2.0 < 2.0 * busy {
+                99.0
+            } else {
+                0.0
+            }
+        };
+        while t < 240.0 {
+            t += 0.25;
+            while next_w <= t {
+                h.util.push(UtilWindow {
+                    t: next_w,
+                    util: util(next_w),
+                });
+                next_w += 0.2;
+            }
+            let a = eager.update(t, &[&h]);
+            let b = deferred.update(t, &[&h]);
+            assert_eq!(a, b, "events at {t}");
+            raised += a
+                .iter()
+                .filter(|e| matches!(e, FindingEvent::Raised(_)))
+                .count();
+            cleared += a
+                .iter()
+                .filter(|e| matches!(e, FindingEvent::Cleared(_)))
+                .count();
+            if let Some(f) = eager.active().first() {
+                if f.summary != last_text {
+                    refreshed += 1;
+                    last_text = f.summary.clone();
+                }
+            }
+        }
+        assert!(
+            raised >= 2 && cleared >= 1,
+            "{raised} raised, {cleared} cleared"
+        );
+        assert!(refreshed > raised, "texts changed {refreshed} times");
+        deferred.refresh_summaries();
+        assert_eq!(eager.active(), deferred.active());
+        assert_eq!(eager.ended(), deferred.ended());
     }
 
     #[test]

@@ -313,12 +313,14 @@ pub fn per_gpu(
                 });
             }
         }
-        let stalls: Vec<_> = a.dips.iter().filter(|d| !d.open_start).collect();
+        // The dips whose start is known (no list built: read where needed).
+        let stalls = || a.dips.iter().filter(|d| !d.open_start);
         let short = a.dip_s.is_some_and(|d| d <= cfg.long_gap_s);
         let gap_limit = a.spacing_s.map_or(5.0, |sp| (3.0 * sp).max(5.0));
-        let recent = stalls.last().is_some_and(|d| now - d.start <= gap_limit)
-            && stalls
-                .iter()
+        let recent = stalls()
+            .next_back()
+            .is_some_and(|d| now - d.start <= gap_limit)
+            && stalls()
                 .filter(|d| now - d.start <= cfg.rules_window_s)
                 .count()
                 >= cfg.erratic_min_dips;
@@ -326,7 +328,7 @@ pub fn per_gpu(
             && recent
             && a.period
                 .is_none_or(|p| p.period_s < 0.9 * cfg.min_period_s || !ongoing(&p))
-            && stalls.len() >= cfg.erratic_min_dips
+            && stalls().count() >= cfg.erratic_min_dips
             && short
             && a.lost_fraction >= cfg.erratic_min_lost
         {
@@ -342,7 +344,8 @@ pub fn per_gpu(
                 speedup_bound: Some(1.0 / (1.0 - l).max(0.02)),
                 ..Default::default()
             };
-            ev.signals.insert("stalls".into(), stalls.len() as f64);
+            let n_stalls = stalls().count();
+            ev.signals.insert("stalls".into(), n_stalls as f64);
             ev.signals.insert("busy_level".into(), a.busy_level);
             starving = true;
             out.push(Candidate {
@@ -352,9 +355,9 @@ pub fn per_gpu(
                 } else {
                     Severity::Warn
                 },
-                start: stalls.first().map(|d| d.start).unwrap_or(window_start),
+                start: stalls().next().map(|d| d.start).unwrap_or(window_start),
                 summary: Summary::ErraticStalls {
-                    stalls: stalls.len(),
+                    stalls: n_stalls,
                     span_s: a.span_s,
                     sub_second,
                     lost: l,

@@ -195,17 +195,39 @@ impl WindowHist {
             None => self.odd = self.odd.saturating_sub(1),
         }
     }
+}
 
-    /// Σ max(0, h − u) over the window, when every sample and `h` are whole percents (then
-    /// exact, so equal to the sum in sample order).
-    fn shortfall(&self, h: f64) -> Option<f64> {
-        if self.odd > 0 || h.fract() != 0.0 || !(0.0..=100.0).contains(&h) {
-            return None;
-        }
-        let h = h as u64;
-        let s: u64 = (0..h).map(|v| (h - v) * self.all[v as usize] as u64).sum();
-        Some(s as f64)
+/// Σ max(0, h − u) over the samples counted in `all` by whole percent, when `h` is a whole
+/// percent too (an exact integer, so equal to the sum in sample order).
+fn shortfall_hist(all: &[u32; 101], h: f64) -> Option<i64> {
+    if h.fract() != 0.0 || !(0.0..=100.0).contains(&h) {
+        return None;
     }
+    let h = h as usize;
+    Some(
+        all[..h]
+            .iter()
+            .enumerate()
+            .map(|(v, c)| (h - v) as i64 * *c as i64)
+            .sum(),
+    )
+}
+
+/// [`shortfall`] of `us[from..]`. `all`: the counts of the whole of `us` by whole percent, when
+/// every sample is one; then a tail longer than the head is the whole window's shortfall less
+/// the head's (exact integers: the same value).
+fn shortfall_from(us: &[f32], from: usize, h: f64, all: Option<&[u32; 101]>) -> f64 {
+    let head = &us[..from.min(us.len())];
+    let tail = &us[head.len()..];
+    if let Some(total) = all
+        .filter(|_| head.len() < tail.len())
+        .and_then(|a| shortfall_hist(a, h))
+    {
+        let hi = h as i64;
+        let lost_head: i64 = head.iter().map(|&u| (hi - u as i64).max(0)).sum();
+        return (total - lost_head) as f64;
+    }
+    shortfall(tail, h, all.is_some())
 }
 
 /// Σ max(0, h − u) over `us`, in sample order. When `whole` (every sample is a whole percent
@@ -220,18 +242,43 @@ fn shortfall(us: &[f32], h: f64, whole: bool) -> f64 {
     us.iter().map(|&u| (h - u as f64).max(0.0)).sum::<f64>()
 }
 
+/// Buffers an analysis works in, kept between analyses so that they allocate nothing once warm.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// A spare dip list: the dips of a band are marked here, and the band that describes the
+    /// window swaps it into its [`Analysis`].
+    dips: Vec<Dip>,
+    starts: Vec<f64>,
+    spacings: Vec<f64>,
+    lens: Vec<f64>,
+    grid: Vec<f64>,
+    sums: Vec<f64>,
+    rs: Vec<f64>,
+}
+
+impl Scratch {
+    /// Keep a dip list that is no longer needed (an old analysis's), for the next analysis.
+    pub fn recycle(&mut self, dips: Vec<Dip>) {
+        if dips.capacity() > self.dips.capacity() {
+            self.dips = dips;
+        }
+    }
+}
+
 /// Analyse samples `(t, util%)`, oldest first.
 pub fn analyse(ts: &[f64], us: &[f32], p: &SignalParams) -> Analysis {
-    analyse_window(ts, us, p, None)
+    analyse_window(ts, us, p, None, &mut Scratch::default())
 }
 
 /// [`analyse`], with the window's histograms when they are kept (`hist`, used only when it
-/// counts exactly these samples with this activity threshold). The result is the same.
+/// counts exactly these samples with this activity threshold), in reused buffers. The result is
+/// the same.
 pub fn analyse_window(
     ts: &[f64],
     us: &[f32],
     p: &SignalParams,
     hist: Option<&WindowHist>,
+    scratch: &mut Scratch,
 ) -> Analysis {
     let n = ts.len().min(us.len());
     if n < 2 {
@@ -295,10 +342,9 @@ pub fn analyse_window(
     }
     let h = percentile_hist(&act, n_act, 0.90).max(p.active_util);
     a.busy_level = h;
-    let lost = match hist.and_then(|w| w.shortfall(h)) {
-        Some(s) => s,
-        None => shortfall(us, h, whole_window),
-    };
+    // The whole window's histogram, read by whole percent when every sample is one.
+    let whole_hist = whole_window.then_some(&all);
+    let lost = shortfall_from(us, 0, h, whole_hist);
     a.lost_fraction = lost / (h * n as f64);
     // Mostly idle with bursts: a burst the 200 ms window caught only in part still reads well below H.
     let bursty = percentile_hist(&all, n as u32, 0.5) < 0.2 * h;
@@ -307,19 +353,32 @@ pub fn analyse_window(
     let bands: &[(f64, f64)] = if bursty { &burst_band } else { &normal_bands };
     let mut normal_dips: Option<usize> = None;
     for (k, &(enter, leave)) in bands.iter().enumerate() {
-        let dips = find_dips(ts, us, enter * h, leave * h);
-        let starts: Vec<f64> = dips
-            .iter()
-            .filter(|d| !d.open_start)
-            .map(|d| d.start)
-            .collect();
-        let mut spacings: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        let Scratch {
+            dips,
+            starts,
+            spacings,
+            lens,
+            grid,
+            sums,
+            rs,
+        } = &mut *scratch;
+        find_dips(ts, us, enter * h, leave * h, dips);
+        starts.clear();
+        starts.extend(dips.iter().filter(|d| !d.open_start).map(|d| d.start));
+        spacings.clear();
+        spacings.extend(starts.windows(2).map(|w| w[1] - w[0]));
         // The period search only counts the spacings, in any order.
-        let spacing = median(&mut spacings);
+        let spacing = median(spacings);
         let mut found = match spacing {
-            Some(sp) if starts.len() >= p.min_cycles => {
-                find_period(ts, us, (a.mean, h), &starts, &mut spacings, sp, p)
-            }
+            Some(sp) if starts.len() >= p.min_cycles => find_period(
+                ts,
+                us,
+                (a.mean, h),
+                (starts, spacings, sp),
+                whole_hist,
+                p,
+                (grid, sums, rs),
+            ),
             _ => Periodicity::None,
         };
         // The normal band's dips must not outnumber the periods a shallow band found.
@@ -333,13 +392,15 @@ pub fn analyse_window(
         }
         // The first band describes the dips; a shallow band only adds a period it found.
         if k == 0 || !matches!(found, Periodicity::None) {
-            let mut lens: Vec<f64> = dips
-                .iter()
-                .filter(|d| !d.open_start)
-                .filter_map(|d| d.end.map(|e| e - d.start))
-                .collect();
-            a.dip_s = median(&mut lens);
-            a.dips = dips;
+            lens.clear();
+            lens.extend(
+                dips.iter()
+                    .filter(|d| !d.open_start)
+                    .filter_map(|d| d.end.map(|e| e - d.start)),
+            );
+            a.dip_s = median(lens);
+            // The analysis takes the band's dips; its empty list becomes the spare.
+            std::mem::swap(&mut a.dips, dips);
             a.spacing_s = spacing;
             a.too_fast = matches!(found, Periodicity::TooFast);
             if a.too_fast {
@@ -349,7 +410,7 @@ pub fn analyse_window(
                 // Lost time over the cycles themselves (the window may also hold other behaviour).
                 let from = ts.partition_point(|t| *t < per.first_start);
                 let m = (n - from).max(1);
-                a.lost_fraction = shortfall(&us[from..], h, whole_window) / (h * m as f64);
+                a.lost_fraction = shortfall_from(us, from, h, whole_hist) / (h * m as f64);
                 // Far more time lost than the dips explain: the busy stretches hide stalls that
                 // fall between samples, so the true period is shorter than the one seen.
                 let dip_share = a.dip_s.unwrap_or(0.0) / per.period_s;
@@ -362,7 +423,7 @@ pub fn analyse_window(
             }
         }
     }
-    regime_since_last_drop(ts, us, p, &mut a);
+    regime_since_last_drop(ts, us, p, &mut a, scratch);
     a
 }
 
@@ -374,7 +435,13 @@ pub fn analyse_window(
 /// they hold a period, the dips, period and lost time are theirs. A period (or aliasing) the
 /// whole window found in cycles that all began before the drop describes the earlier regime and
 /// gives way; one with cycles after the drop stands.
-fn regime_since_last_drop(ts: &[f64], us: &[f32], p: &SignalParams, a: &mut Analysis) {
+fn regime_since_last_drop(
+    ts: &[f64],
+    us: &[f32],
+    p: &SignalParams,
+    a: &mut Analysis,
+    scratch: &mut Scratch,
+) {
     let h = a.busy_level;
     // Backwards to the last busy reading (at once on a busy GPU), then forwards to the drop.
     let Some(last_busy) = us.iter().rposition(|u| *u as f64 > p.dip_leave * h) else {
@@ -395,20 +462,25 @@ fn regime_since_last_drop(ts: &[f64], us: &[f32], p: &SignalParams, a: &mut Anal
     if ts[ts.len() - 1] - drop < p.min_cycles as f64 * p.min_period_s {
         return;
     }
-    let tail = analyse(&ts[from..], &us[from..], p);
+    let tail = analyse_window(&ts[from..], &us[from..], p, None, scratch);
     if tail.period.is_some() {
         a.busy_level = tail.busy_level;
         a.lost_fraction = tail.lost_fraction;
-        a.dips = tail.dips;
+        scratch.recycle(std::mem::replace(&mut a.dips, tail.dips));
         a.dip_s = tail.dip_s;
         a.spacing_s = tail.spacing_s;
         a.period = tail.period;
         a.too_fast = false;
+    } else {
+        scratch.recycle(tail.dips);
     }
 }
 
-fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64) -> Vec<Dip> {
-    let mut dips = Vec::new();
+/// Mark the dips of `us` (enter below `enter`, leave above `leave`) into `dips`. (Not inlined:
+/// inside the caller its loop kept its values on the stack.)
+#[inline(never)]
+fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64, dips: &mut Vec<Dip>) {
+    dips.clear();
     let mut in_dip = (us[0] as f64) < enter;
     let mut cur = in_dip.then_some(Dip {
         start: ts[0],
@@ -435,7 +507,6 @@ fn find_dips(ts: &[f64], us: &[f32], enter: f64, leave: f64) -> Vec<Dip> {
         }
     }
     dips.extend(cur);
-    dips
 }
 
 /// Σ `grid[i]·grid[i + lag]` over `i < len − lag`, added in index order from −0.0 (the value
@@ -448,10 +519,10 @@ fn lagged_sum(grid: &[f64], lag: usize) -> f64 {
 /// [`lagged_sum`] for every lag in `0..=max_lag`, bit for bit: each lag still adds its products in
 /// index order, but several lags advance together in one pass over the grid (independent sums,
 /// so the additions overlap instead of waiting on each other).
-fn lagged_sums(grid: &[f64], max_lag: usize) -> Vec<f64> {
+fn lagged_sums(grid: &[f64], max_lag: usize, out: &mut Vec<f64>) {
     const B: usize = 16;
     let m = grid.len();
-    let mut out = Vec::with_capacity(max_lag + 1);
+    out.clear();
     let mut l0 = 0;
     while l0 <= max_lag && l0 < m {
         let k = (max_lag + 1 - l0).min(B);
@@ -473,7 +544,33 @@ fn lagged_sums(grid: &[f64], max_lag: usize) -> Vec<f64> {
         out.extend_from_slice(&acc[..k]);
         l0 += B;
     }
-    out
+}
+
+/// `m` points from `ts[0]` every `grid_s`, each the last reading at or before it (1 ns of slack)
+/// minus `mean`, into `grid`. Each reading fills the points before the next reading's time and
+/// the last reading the rest: the same points as walking the readings forward from each point.
+/// (Not inlined: on its own the loop keeps its values in registers.)
+#[inline(never)]
+fn resample(ts: &[f64], us: &[f32], mean: f64, grid_s: f64, m: usize, grid: &mut Vec<f64>) {
+    grid.clear();
+    let (Some(&t0), Some(&last)) = (ts.first(), us.get(ts.len().saturating_sub(1))) else {
+        return;
+    };
+    // Every point the readings before the last do not reach holds the last.
+    grid.resize(m, last as f64 - mean);
+    let mut points = grid.iter_mut();
+    // Counts the points exactly (integers below 2^53), so it equals `k as f64`.
+    let mut kf = 0.0f64;
+    'readings: for (&next, &u) in ts[1..].iter().zip(us) {
+        let v = u as f64 - mean;
+        while t0 + kf * grid_s + 1e-9 < next {
+            let Some(point) = points.next() else {
+                break 'readings;
+            };
+            *point = v;
+            kf += 1.0;
+        }
+    }
 }
 
 /// What the period search concluded.
@@ -485,14 +582,17 @@ enum Periodicity {
     Period(Period),
 }
 
+/// The period of the dips starting at `starts` (`spacings` between them, `spacing` their median),
+/// checked against the autocorrelation of `us`. `whole_hist`: the counts of `us` by whole
+/// percent, when every sample is one. `grid`, `sums` and `rs` are work buffers.
 fn find_period(
     ts: &[f64],
     us: &[f32],
     (mean, busy_level): (f64, f64),
-    starts: &[f64],
-    spacings: &mut [f64],
-    spacing: f64,
+    (starts, spacings, spacing): (&[f64], &[f64], f64),
+    whole_hist: Option<&[u32; 101]>,
     p: &SignalParams,
+    (grid, sums, rs): (&mut Vec<f64>, &mut Vec<f64>, &mut Vec<f64>),
 ) -> Periodicity {
     let regular = spacings
         .iter()
@@ -507,19 +607,12 @@ fn find_period(
     // Long periods need no 0.2 s resolution: about 25 grid steps per period keep the search cheap.
     let grid_s = GRID_S.max(spacing / 25.0);
     let m = ((ts[ts.len() - 1] - t0) / grid_s).floor() as usize + 1;
-    let mut grid = Vec::with_capacity(m);
-    let mut j = 0;
-    for k in 0..m {
-        let t = t0 + k as f64 * grid_s;
-        while j + 1 < ts.len() && ts[j + 1] <= t + 1e-9 {
-            j += 1;
-        }
-        grid.push(us[j] as f64 - mean);
-    }
+    resample(ts, us, mean, grid_s, m, grid);
+    let grid: &[f64] = grid;
     let lo = ((0.5 * spacing / grid_s).floor() as usize).max(1);
     let hi = ((1.5 * spacing / grid_s).ceil() as usize).min(m * 2 / 3);
     // Every lag the search reads (0 for the variance, half lags, lo − 1 ..= hi + 1) in one pass.
-    let sums = lagged_sums(&grid, (hi + 1).min(m - 1));
+    lagged_sums(grid, (hi + 1).min(m - 1), sums);
     let var: f64 = sums[0] / m as f64;
     if var <= 1e-9 {
         return Periodicity::None;
@@ -530,11 +623,12 @@ fn find_period(
     let acf = |lag: usize| -> f64 {
         let s = match sums.get(lag) {
             Some(s) => *s,
-            None => lagged_sum(&grid, lag),
+            None => lagged_sum(grid, lag),
         };
         s / (m - lag) as f64 / var
     };
-    let rs: Vec<f64> = (lo - 1..=hi + 1).map(acf).collect();
+    rs.clear();
+    rs.extend((lo - 1..=hi + 1).map(acf));
     let (best_i, best_r) =
         rs[1..rs.len() - 1]
             .iter()
@@ -582,10 +676,17 @@ fn find_period(
     // A period near the sample rate aliases: windows then mostly catch part of a stall.
     if period_s < 2.0 {
         let (lo, hi) = (0.15 * busy_level, 0.85 * busy_level);
-        let mid = us
-            .iter()
-            .filter(|u| (**u as f64) > lo && (**u as f64) < hi)
-            .count();
+        let between = |u: f64| u > lo && u < hi;
+        let mid = match whole_hist {
+            // Every sample is the whole percent of its bin.
+            Some(all) => all
+                .iter()
+                .enumerate()
+                .filter(|(v, _)| between(*v as f64))
+                .map(|(_, c)| *c as usize)
+                .sum(),
+            None => us.iter().filter(|u| between(**u as f64)).count(),
+        };
         if mid as f64 > 0.55 * us.len() as f64 {
             return Periodicity::TooFast;
         }
@@ -688,7 +789,7 @@ mod tests {
                 hist.remove(u);
             }
             us.iter().for_each(|u| hist.add(*u));
-            let kept = analyse_window(&ts, &us, &p, Some(&hist));
+            let kept = analyse_window(&ts, &us, &p, Some(&hist), &mut Scratch::default());
             let plain = analyse(&ts, &us, &p);
             assert_eq!(format!("{kept:?}"), format!("{plain:?}"));
             assert_eq!(kept.lost_fraction.to_bits(), plain.lost_fraction.to_bits());
@@ -710,14 +811,61 @@ mod tests {
         let grid: Vec<f64> = (0..457)
             .map(|i| ((i * 37 % 101) as f64 * 0.731).sin() * 41.3 - 3.7)
             .collect();
+        let mut sums = Vec::new();
         for max_lag in [0, 1, 7, 8, 9, 23, 300, 456] {
-            let sums = lagged_sums(&grid, max_lag);
+            lagged_sums(&grid, max_lag, &mut sums);
             assert_eq!(sums.len(), max_lag + 1);
             for (lag, s) in sums.iter().enumerate() {
                 assert_eq!(s.to_bits(), lagged_sum(&grid, lag).to_bits(), "lag {lag}");
             }
         }
-        assert!(lagged_sums(&[], 3).is_empty());
+        lagged_sums(&[], 3, &mut sums);
+        assert!(sums.is_empty());
+    }
+
+    /// The grid as the period search built it before: from each point, walk the readings forward.
+    fn resample_by_point(ts: &[f64], us: &[f32], mean: f64, grid_s: f64, m: usize) -> Vec<f64> {
+        let t0 = ts[0];
+        let mut grid = Vec::with_capacity(m);
+        let mut j = 0;
+        for k in 0..m {
+            let t = t0 + k as f64 * grid_s;
+            while j + 1 < ts.len() && ts[j + 1] <= t + 1e-9 {
+                j += 1;
+            }
+            grid.push(us[j] as f64 - mean);
+        }
+        grid
+    }
+
+    #[test]
+    fn resampling_by_reading_equals_resampling_by_point_bit_for_bit() {
+        let mut grid = Vec::new();
+        // Regular, jittered, repeated and out-of-order times; grids finer and coarser than them.
+        let mut cases: Vec<Vec<f64>> = vec![
+            (0..360).map(|i| 1000.0 + i as f64 * 0.25).collect(),
+            (0..450).map(|i| 7.3 + i as f64 * 0.2).collect(),
+            (0..300)
+                .map(|i| 50.0 + i as f64 * 0.1 + ((i * 7919 % 13) as f64 - 6.0) * 0.004)
+                .collect(),
+        ];
+        let mut odd: Vec<f64> = (0..200).map(|i| i as f64 * 0.25).collect();
+        odd[50] = odd[49];
+        odd[120] = odd[118];
+        cases.push(odd);
+        for ts in cases {
+            let us: Vec<f32> = (0..ts.len()).map(|i| (i * 37 % 101) as f32).collect();
+            let span = ts[ts.len() - 1] - ts[0];
+            for grid_s in [GRID_S, 0.25, 0.1, 1.37] {
+                let m = (span / grid_s).floor() as usize + 1;
+                for mean in [0.0, 41.7] {
+                    resample(&ts, &us, mean, grid_s, m, &mut grid);
+                    let want = resample_by_point(&ts, &us, mean, grid_s, m);
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&grid), bits(&want), "grid {grid_s} mean {mean}");
+                }
+            }
+        }
     }
 
     #[test]
