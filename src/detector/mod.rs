@@ -552,8 +552,12 @@ fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut
 #[inline(never)]
 fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
     let mut s = TickSummary::default();
-    let (mut nu, mut su, mut nsm, mut ssm, mut np, mut sp, mut nrx, mut srx) =
-        (0usize, 0.0, 0usize, 0.0, 0usize, 0.0, 0usize, 0.0);
+    let (mut util, mut sm, mut power, mut rx) = (
+        Mean::default(),
+        Mean::default(),
+        Mean::default(),
+        Mean::default(),
+    );
     // Newest first, a plain loop per chunk of history.
     'ticks: for chunk in h.ticks.chunks_rev() {
         for tk in chunk.iter().rev() {
@@ -565,22 +569,10 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
             }
             let m = &tk.metrics;
             s.ticks += 1;
-            if let Some(u) = m.util_gpu {
-                nu += 1;
-                su += u;
-            }
-            if let Some(v) = m.sm_active {
-                nsm += 1;
-                ssm += v;
-            }
-            if let Some(v) = m.power_w {
-                np += 1;
-                sp += v;
-            }
-            if let Some(v) = m.pcie_rx_bytes_per_s {
-                nrx += 1;
-                srx += v;
-            }
+            util.add(m.util_gpu);
+            sm.add(m.sm_active);
+            power.add(m.power_w);
+            rx.add(m.pcie_rx_bytes_per_s);
             if s.power_limit.is_none() {
                 s.power_limit = m.power_limit_w;
             }
@@ -605,12 +597,32 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
             }
         }
     }
-    let mean = |n: usize, sum: f64| (n > 0).then(|| sum / n as f64);
-    s.util_mean = mean(nu, su);
-    s.sm_mean = mean(nsm, ssm);
-    s.power_mean = mean(np, sp);
-    s.rx_mean = mean(nrx, srx);
+    s.util_mean = util.get();
+    s.sm_mean = sm.get();
+    s.power_mean = power.get();
+    s.rx_mean = rx.get();
     s
+}
+
+/// The mean of the readings present, summed in the order given.
+#[derive(Debug, Default, Clone, Copy)]
+struct Mean {
+    n: usize,
+    sum: f64,
+}
+
+impl Mean {
+    #[inline]
+    fn add(&mut self, v: Option<f64>) {
+        if let Some(v) = v {
+            self.n += 1;
+            self.sum += v;
+        }
+    }
+
+    fn get(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
 }
 
 /// Count the busy ticks whose link is below the device's maximum (needs the maximum to judge).
