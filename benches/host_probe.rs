@@ -115,7 +115,7 @@ fn main() {
         let mut s = sample_for(trainer);
         between.push(timed(|| probe.fill_at(&mut s, now + 0.25)));
         let mut s = sample_for(trainer);
-        host.push(timed(|| host_only.fill(&mut s)));
+        host.push(timed(|| host_only.fill_at(&mut s, now)));
     }
     let median = |v: &mut Vec<(Duration, Duration)>| {
         let mid = |mut x: Vec<Duration>| {
@@ -149,7 +149,7 @@ fn main() {
         }
     });
     for (name, d) in [
-        ("host figures only (no GPU processes)", host),
+        ("host figures only (1/s, no GPU processes)", host),
         (tree_name, full),
         ("tick between tree readings", between),
     ] {

@@ -1,7 +1,8 @@
 //! The host side: whole-machine CPU, memory and load, and who the GPU processes are.
 //!
-//! Read from procfs (a root directory that tests can point at a fixture tree). Each tick the probe
-//! reads `/proc/stat`, `meminfo`, `loadavg` and `uptime`. When the backend reports GPU processes,
+//! Read from procfs (a root directory that tests can point at a fixture tree). Once per
+//! [`HOST_PERIOD_S`] the probe reads `/proc/stat`, `meminfo` and `loadavg` (the ticks between
+//! carry those figures). When the backend reports GPU processes,
 //! once per [`TREE_INTERVAL_S`] it re-reads the GPU processes and their descendants (DataLoader
 //! workers), found through the kernel's `task/TID/children` lists, for their state and CPU rate;
 //! every process's `stat` is read only once per [`FULL_SCAN_S`] (to match PIDs the driver reports
@@ -38,6 +39,14 @@ pub use evidence::{annotate_finding, loader_evidence, LoaderEvidence, LoaderVerd
 pub use rows::{format_running, process_rows, state_name, ProcessRow, ProcessView, SortKey};
 pub use signal::{can_signal, send, signal_target, Signal, SignalError, Signaller};
 
+/// Seconds between readings of the host figures (`/proc/stat`, `meminfo`, `loadavg`); the ticks
+/// between carry the last ones. CPU shares come from jiffies (1/100 s on most kernels): over a
+/// second a core's share moves in 1% steps, over a 250 ms tick in 4% steps.
+pub const HOST_PERIOD_S: f64 = 1.0;
+/// A tick this close before a period is due reads already (ticks fall on a grid, give or take
+/// the scheduler).
+const HOST_SLACK_S: f64 = 0.05;
+
 /// Seconds between readings of the GPU processes' trees (their workers and CPU rates).
 pub const TREE_INTERVAL_S: f64 = 1.0;
 
@@ -70,7 +79,8 @@ struct Identity {
     innermost_pid: Option<u32>,
 }
 
-/// Reads host figures each tick and fills in what the GPU backend cannot know about processes.
+/// Reads host figures (once per [`HOST_PERIOD_S`]) and fills in what the GPU backend cannot know
+/// about processes.
 #[derive(Debug)]
 pub struct HostProbe {
     root: Option<PathBuf>,
@@ -79,6 +89,8 @@ pub struct HostProbe {
     enrich_processes: bool,
     last_cpu: Option<CpuTimes>,
     last_cores: Vec<CpuTimes>,
+    /// The last host figures read and when: carried by the ticks within [`HOST_PERIOD_S`].
+    host_read: Option<(f64, HostReading, HostDetail)>,
     users: HashMap<u32, String>,
     /// (pid, starttime) -> who it is: read once per process lifetime.
     identities: HashMap<(u32, u64), Identity>,
@@ -124,6 +136,7 @@ impl HostProbe {
             enrich_processes: true,
             last_cpu: None,
             last_cores: Vec::new(),
+            host_read: None,
             users: HashMap::new(),
             identities: HashMap::new(),
             table: ProcTable::default(),
@@ -179,9 +192,18 @@ impl HostProbe {
         let Some(root) = self.root.clone() else {
             return;
         };
-        let (host, detail) = self.read_host(&root);
-        sample.host = host;
-        sample.host_detail = detail;
+        match &self.host_read {
+            Some((at, host, detail)) if now - at < HOST_PERIOD_S - HOST_SLACK_S => {
+                sample.host = *host;
+                sample.host_detail = detail.clone();
+            }
+            _ => {
+                let (host, detail) = self.read_host(&root);
+                self.host_read = Some((now, host, detail.clone()));
+                sample.host = host;
+                sample.host_detail = detail;
+            }
+        }
         if !self.enrich_processes {
             return;
         }
@@ -484,14 +506,18 @@ mod tests {
         w("loadavg", "1.50 1.00 0.50 2/300 1234\n");
         let mut probe = HostProbe::with_root(dir.path());
         let mut s = Sample::default();
-        probe.fill(&mut s);
+        probe.fill_at(&mut s, 0.0);
         assert_eq!(s.host.cpu_percent, None, "one reading gives no rate");
         assert_eq!(s.host.cpu_count, Some(2));
         assert_eq!(s.host.memory_total_bytes, Some(1_024_000));
         assert_eq!(s.host.memory_used_bytes, Some(614_400));
         assert_eq!(s.host.load1, Some(1.5));
         w("stat", "cpu  150 0 150 750 150 0 0 0 0 0\n");
-        probe.fill(&mut s);
+        // Within the host period the figures are carried, not read again.
+        probe.fill_at(&mut s, HOST_PERIOD_S / 2.0);
+        assert_eq!(s.host.cpu_percent, None);
+        assert_eq!(s.host.load1, Some(1.5));
+        probe.fill_at(&mut s, HOST_PERIOD_S);
         // 200 jiffies passed: 100 busy, 50 idle, 50 iowait.
         assert_eq!(s.host.cpu_percent, Some(50.0));
         assert_eq!(s.host.iowait_percent, Some(25.0));
