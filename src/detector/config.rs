@@ -248,6 +248,7 @@ impl DetectorConfig {
             active_util: self.idle_util,
             recent_s: self.rules_window_s,
             min_period_s: self.min_period_s,
+            early_max_period_s: self.stall_min_period_s,
         }
     }
 }

@@ -227,6 +227,9 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
+/// The most confidence a provisional period (fewer than `min_cycles` cycles) is given: `low`.
+const PROVISIONAL_CONFIDENCE: f64 = 0.35;
+
 fn confidence_word(c: f64) -> &'static str {
     if c >= 0.7 {
         "high"
@@ -261,7 +264,11 @@ pub fn per_gpu(
             let conf = (p.acf.clamp(0.0, 1.0) * 0.6
                 + (p.cycles as f64 / 8.0).min(1.0) * 0.25
                 + p.regularity * 0.15)
-                .min(1.0);
+                .min(if p.provisional {
+                    PROVISIONAL_CONFIDENCE
+                } else {
+                    1.0
+                });
             let mut ev = Evidence {
                 period_s: Some(p.period_s),
                 dip_s: a.dip_s,
@@ -296,7 +303,7 @@ pub fn per_gpu(
                 starving = true;
                 out.push(Candidate {
                     kind: FindingKind::InputStarvation,
-                    severity: if l >= cfg.high_lost {
+                    severity: if l >= cfg.high_lost && !p.provisional {
                         Severity::High
                     } else {
                         Severity::Warn

@@ -23,7 +23,22 @@ pub struct SignalParams {
     pub recent_s: f64,
     /// Shortest period the sampling can resolve (seconds).
     pub min_period_s: f64,
+    /// Periods at or above this are a cadence (checkpoint, evaluation), never taken from the
+    /// fewer cycles of a provisional period.
+    pub early_max_period_s: f64,
 }
+
+/// A provisional period (one cycle short of `min_cycles`, at least three dip starts) is only
+/// taken for periods this long: shorter ones reach `min_cycles` soon enough.
+const EARLY_MIN_PERIOD_S: f64 = 2.5;
+/// ... on a busy level at least this many times the activity threshold (not blips on an idle GPU),
+const EARLY_MIN_BUSY: f64 = 3.0;
+/// ... when its spacings agree within this share of their mean,
+const EARLY_AGREE: f64 = 0.12;
+/// ... its dips are deep (each dip's mean at most this share of the busy level),
+const EARLY_DEPTH: f64 = 0.1;
+/// ... and at least this share of the time since its first dip is lost.
+const EARLY_MIN_LOST: f64 = 0.25;
 
 /// The band used when the normal one finds no period: shallow regular dips (short gaps that a
 /// 200 ms window only partly covers).
@@ -55,6 +70,9 @@ pub struct Period {
     pub last_start: f64,
     /// Share of dip spacings within 35% of the median.
     pub regularity: f64,
+    /// Seen over fewer than `min_cycles` cycles (three deep, evenly spaced dips that are the
+    /// latest in the window): named early, with less confidence, until more cycles confirm it.
+    pub provisional: bool,
 }
 
 /// What one window of utilization shows.
@@ -370,7 +388,7 @@ pub fn analyse_window(
         // The period search only counts the spacings, in any order.
         let spacing = median(spacings);
         let mut found = match spacing {
-            Some(sp) if starts.len() >= p.min_cycles => find_period(
+            Some(sp) if starts.len() >= early_cycles(p) => find_period(
                 ts,
                 us,
                 (a.mean, h),
@@ -381,6 +399,17 @@ pub fn analyse_window(
             ),
             _ => Periodicity::None,
         };
+        // A provisional period counts only when it passes its checks; with fewer dip starts
+        // than `min_cycles` nothing else counts either (the window reads as before: no period).
+        let early = match &found {
+            Periodicity::Period(per) if per.provisional => {
+                Some(early_checks(ts, us, h, dips, starts, per, whole_hist, p))
+            }
+            _ => None,
+        };
+        if early == Some(false) || (early.is_none() && starts.len() < p.min_cycles) {
+            found = Periodicity::None;
+        }
         // The normal band's dips must not outnumber the periods a shallow band found.
         if let (Periodicity::Period(per), Some(n0)) = (&found, normal_dips) {
             if n0 as f64 > 1.1 * (a.span_s / per.period_s) + 1.0 {
@@ -708,7 +737,8 @@ fn find_period(
             best = (first, cycles);
         }
     }
-    if best.1 < p.min_cycles {
+    let provisional = best.1 < p.min_cycles;
+    if provisional && (best.1 < early_cycles(p) || best.0 + best.1 != starts.len()) {
         return Periodicity::None;
     }
     Periodicity::Period(Period {
@@ -720,7 +750,65 @@ fn find_period(
         first_start: starts[best.0],
         last_start: starts[best.0 + best.1 - 1],
         regularity,
+        provisional,
     })
+}
+
+/// Dip starts a provisional period needs: one fewer than `min_cycles`, and at least three (two
+/// spacings to compare).
+fn early_cycles(p: &SignalParams) -> usize {
+    p.min_cycles.saturating_sub(1).max(3)
+}
+
+/// Whether a provisional period (fewer than `min_cycles` cycles, the latest dips of the window)
+/// is trusted: a long period below the cadence range, spacings that agree closely, every dip of
+/// the cycles deep, and a large share of the time since the first dip lost.
+#[allow(clippy::too_many_arguments)]
+fn early_checks(
+    ts: &[f64],
+    us: &[f32],
+    h: f64,
+    dips: &[Dip],
+    starts: &[f64],
+    per: &Period,
+    whole_hist: Option<&[u32; 101]>,
+    p: &SignalParams,
+) -> bool {
+    if per.period_s < EARLY_MIN_PERIOD_S
+        || per.period_s >= p.early_max_period_s
+        || h < EARLY_MIN_BUSY * p.active_util
+    {
+        return false;
+    }
+    let run: Vec<f64> = starts
+        .iter()
+        .copied()
+        .filter(|s| *s >= per.first_start)
+        .collect();
+    let spacings: Vec<f64> = run.windows(2).map(|w| w[1] - w[0]).collect();
+    let (lo, hi) = spacings
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), s| (lo.min(*s), hi.max(*s)));
+    let mean_sp = spacings.iter().sum::<f64>() / spacings.len().max(1) as f64;
+    if spacings.is_empty() || hi - lo > EARLY_AGREE * mean_sp {
+        return false;
+    }
+    let deep = dips
+        .iter()
+        .filter(|d| !d.open_start && d.start >= per.first_start)
+        .all(|d| {
+            let a = ts.partition_point(|t| *t < d.start);
+            let b = d.end.map_or(ts.len(), |e| ts.partition_point(|t| *t < e));
+            let inside = &us[a..b.max(a + 1).min(us.len())];
+            let mean = inside.iter().map(|u| *u as f64).sum::<f64>() / inside.len().max(1) as f64;
+            mean <= EARLY_DEPTH * h
+        });
+    if !deep {
+        return false;
+    }
+    let from = ts.partition_point(|t| *t < per.first_start);
+    let m = (ts.len() - from).max(1);
+    shortfall_from(us, from, h, whole_hist) / (h * m as f64) >= EARLY_MIN_LOST
 }
 
 #[cfg(test)]
@@ -737,6 +825,7 @@ mod tests {
             active_util: 5.0,
             recent_s: 20.0,
             min_period_s: 1.0,
+            early_max_period_s: 8.0,
         }
     }
 
