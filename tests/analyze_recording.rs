@@ -286,3 +286,37 @@ fn a_recording_with_windows_read_every_two_seconds_keeps_every_window_and_names_
         "{notes:?}"
     );
 }
+
+/// Run 4 on the H200: one DataLoader worker, a batch every ~4.2 s
+/// (`tests/data/h200-2026-12-02-gpulse-run4/README.md`), a job the detector was not tuned on.
+#[test]
+fn a_one_worker_job_with_a_four_second_period_is_flagged_at_once_and_its_period_named() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/h200-2026-12-02-gpulse-run4/starved_4s-one-worker.ndjson.zst");
+    let v = json(&path);
+    let g = &v["gpus"][0];
+    assert_eq!(g["verdict"], "input_starvation");
+    let findings = g["findings"].as_array().expect("findings");
+    // The start mark (marks.csv): a starving kind within 15 s of it.
+    let start = 1_796_248_041.002;
+    let first = findings
+        .iter()
+        .filter(|f| f["kind"] == "input_starvation" || f["kind"] == "erratic_stalls")
+        .filter_map(|f| f["detected_at"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        first - start < 15.0,
+        "flagged {} s after the start",
+        first - start
+    );
+    let starving = findings
+        .iter()
+        .find(|f| f["kind"] == "input_starvation")
+        .expect("an input_starvation finding");
+    // The burst spacing in the driver windows is 4.2 s: within 15%.
+    let period = starving["period_s"].as_f64().expect("period");
+    assert!((period - 4.2).abs() <= 0.15 * 4.2, "period {period}");
+    assert!(starving["lost_fraction"].as_f64().is_some_and(|l| l > 0.8));
+    let notes = starving["notes"].to_string();
+    assert!(notes.contains("only 1 DataLoader workers"), "{notes}");
+}
