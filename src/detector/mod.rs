@@ -658,6 +658,17 @@ mod tests {
     use super::*;
     use crate::model::UtilWindow;
 
+    /// Add the 200 ms windows from `*next_w` up to tick time `t`, valued `util(window end)`.
+    fn push_windows(h: &mut GpuHistory, next_w: &mut f64, t: f64, util: impl Fn(f64) -> f64) {
+        while *next_w <= t {
+            h.util.push(UtilWindow {
+                t: *next_w,
+                util: util(*next_w),
+            });
+            *next_w += 0.2;
+        }
+    }
+
     /// Feed `seconds` of 200 ms windows from `util(t)` at 250 ms ticks; count full analyses.
     fn run(seconds: f64, util: impl Fn(f64) -> f64) -> (Detector, u32) {
         let system = SystemInfo {
@@ -669,13 +680,7 @@ mod tests {
         let (mut t, mut next_w, mut analyses, mut last) = (0.0, 0.2, 0, f64::NAN);
         while t < seconds {
             t += 0.25;
-            while next_w <= t {
-                h.util.push(UtilWindow {
-                    t: next_w,
-                    util: util(next_w),
-                });
-                next_w += 0.2;
-            }
+            push_windows(&mut h, &mut next_w, t, &util);
             d.update(t, &[&h]);
             if d.gpus[0].analysed_at.to_bits() != last.to_bits() {
                 analyses += 1;
@@ -726,13 +731,7 @@ mod tests {
         };
         while t < 240.0 {
             t += 0.25;
-            while next_w <= t {
-                h.util.push(UtilWindow {
-                    t: next_w,
-                    util: util(next_w),
-                });
-                next_w += 0.2;
-            }
+            push_windows(&mut h, &mut next_w, t, util);
             let a = eager.update(t, &[&h]);
             let b = deferred.update(t, &[&h]);
             assert_eq!(a, b, "events at {t}");
