@@ -169,10 +169,16 @@ fn a_damaged_recording_is_analysed_up_to_the_damage_with_warnings_naming_the_lin
     assert_eq!(v["warnings"].as_array().expect("warnings").len(), 2);
 }
 
-fn h200(name: &str) -> PathBuf {
+/// A file of one of the H200 runs under `tests/data` (`dir` names the run).
+fn h200_run(dir: &str, name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/h200-2026-12-02-gpulse")
+        .join("tests/data")
+        .join(dir)
         .join(name)
+}
+
+fn h200(name: &str) -> PathBuf {
+    h200_run("h200-2026-12-02-gpulse", name)
 }
 
 #[test]
@@ -228,9 +234,7 @@ fn a_compressed_file_that_is_not_a_recording_is_an_error_naming_it() {
 /// with the sample buffer read every 2 s, the processes every second and their utilization
 /// every 5 s (`tests/data/h200-2026-12-02-gpulse-run3/README.md`).
 fn run3(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/h200-2026-12-02-gpulse-run3")
-        .join(name)
+    h200_run("h200-2026-12-02-gpulse-run3", name)
 }
 
 #[test]
@@ -291,8 +295,10 @@ fn a_recording_with_windows_read_every_two_seconds_keeps_every_window_and_names_
 /// (`tests/data/h200-2026-12-02-gpulse-run4/README.md`), a job the detector was not tuned on.
 #[test]
 fn a_one_worker_job_with_a_four_second_period_is_flagged_at_once_and_its_period_named() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/h200-2026-12-02-gpulse-run4/starved_4s-one-worker.ndjson.zst");
+    let path = h200_run(
+        "h200-2026-12-02-gpulse-run4",
+        "starved_4s-one-worker.ndjson.zst",
+    );
     let v = json(&path);
     let g = &v["gpus"][0];
     assert_eq!(g["verdict"], "input_starvation");

@@ -70,6 +70,14 @@ fn labels(run: &str) -> Vec<Label> {
     out
 }
 
+/// The label named `name` of run `run`.
+fn label_of(run: &str, name: &str) -> Label {
+    labels(run)
+        .into_iter()
+        .find(|l| l.name == name)
+        .unwrap_or_else(|| panic!("{run}: no label {name}"))
+}
+
 /// The true burst period, from the recording's 200 ms driver windows: the median spacing of
 /// burst starts (a window of at least a fifth of the peak after at least 0.35 s of windows below a
 /// twentieth of it), from 1 s after `onset` (the last fast steps end) to `recovered` where the
@@ -271,10 +279,7 @@ fn recordings_carry_what_the_csv_logs_lack_and_the_detector_uses_it() {
 /// window in each poll, still misses it (the label accepts `healthy`).
 #[test]
 fn three_slow_starving_cycles_are_named_from_the_recording() {
-    let label = labels(RUN1)
-        .into_iter()
-        .find(|l| l.name == "transition")
-        .expect("transition label");
+    let label = label_of(RUN1, "transition");
     let onset = label.onset.expect("onset");
     let cfg = DetectorConfig::default();
     let path = data_of(RUN1).join("transition.ndjson.zst");
@@ -303,15 +308,12 @@ fn three_slow_starving_cycles_are_named_from_the_recording() {
 }
 
 /// A job that starves after a healthy stretch (the second run's transition): named within three
-/// periods of onset from the recording and four from the nvidia-smi log, cleared after it recovers, and the live verdict (the engine's, tick by
-/// tick as the dashboard shows it) is never `idle` while the process holds its memory and
-/// batches keep coming.
+/// periods of onset from the recording and four from the nvidia-smi log, cleared after it
+/// recovers, and the live verdict (the engine's, tick by tick as the dashboard shows it) is never
+/// `idle` while the process holds its memory and batches keep coming.
 #[test]
 fn a_job_that_starts_starving_after_a_healthy_stretch_is_named_and_never_called_idle() {
-    let label = labels(RUN2)
-        .into_iter()
-        .find(|l| l.name == "transition")
-        .expect("transition label");
+    let label = label_of(RUN2, "transition");
     let (onset, recovered) = (
         label.onset.expect("onset"),
         label.recovered.expect("recovered"),

@@ -75,11 +75,6 @@ impl<W: Write> TermBackend<W> {
     pub fn forget_size(&self) {
         self.size.set(None);
     }
-
-    /// The bytes built and not yet flushed (for tests).
-    pub fn pending(&self) -> &[u8] {
-        &self.out
-    }
 }
 
 /// `ESC [ row ; col H` with 1-based row and column, as crossterm's `MoveTo` writes it.
@@ -369,9 +364,9 @@ mod tests {
         ours.draw(diff.iter().map(|(x, y, c)| (*x, *y, *c)))
             .unwrap();
         let theirs = ratatuis(&diff);
-        assert!(!ours.pending().is_empty());
+        assert!(!ours.out.is_empty());
         assert_eq!(
-            String::from_utf8_lossy(ours.pending()),
+            String::from_utf8_lossy(&ours.out),
             String::from_utf8_lossy(&theirs)
         );
         // Back to plain: every attribute is removed again.
@@ -379,7 +374,7 @@ mod tests {
         let mut ours = TermBackend::new(Vec::new());
         ours.draw(diff.iter().map(|(x, y, c)| (*x, *y, *c)))
             .unwrap();
-        assert_eq!(ours.pending(), ratatuis(&diff).as_slice());
+        assert_eq!(ours.out, ratatuis(&diff));
     }
 
     #[test]
@@ -408,11 +403,11 @@ mod tests {
         let diff = before.diff(&after);
         b.draw(diff.iter().map(|(x, y, c)| (*x, *y, *c))).unwrap();
         b.hide_cursor().unwrap();
-        let built = b.pending().len();
+        let built = b.out.len();
         assert!(built > 12 * 1024, "{built} bytes");
         b.flush().unwrap();
         assert_eq!(b.writer.0, vec![built]);
-        assert!(b.pending().is_empty());
+        assert!(b.out.is_empty());
         // Nothing built: nothing written.
         b.flush().unwrap();
         assert_eq!(b.writer.0.len(), 1);
