@@ -152,13 +152,14 @@ fn check(run: &str, label: &Label, r: &Report, input: &str, rows: &mut Vec<Strin
     let begin = label.onset.unwrap_or(label.start);
     let after = starving.map(|f| f.detected_at - begin);
     let truth = true_period(run, label);
-    // A job labelled starving is flagged within 15 s of its start (or onset), or three periods
-    // for long periods (three evenly spaced deep dips name a provisional period), whenever the
+    // A job labelled starving is flagged within 15 s of its start (or onset) whenever the
     // detector names it at all; a miss is allowed only where the label accepts it (`also`). An
     // nvidia-smi log keeps only the latest 200 ms window of each 250 ms poll and so misses some
     // of the short bursts of a long-period job: it gets six periods.
-    let periods = if input == "smi.csv" { 6.0 } else { 3.0 };
-    let limit = truth.map_or(15.0, |p| (periods * p).max(15.0));
+    let limit = match truth {
+        Some(p) if input == "smi.csv" => (6.0 * p).max(15.0),
+        _ => 15.0,
+    };
     if STARVING_KINDS.contains(&label.verdict) && STARVING_KINDS.contains(&g.verdict) {
         match after {
             Some(a) if a <= limit => {}

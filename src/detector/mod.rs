@@ -2,9 +2,10 @@
 //!
 //! Each tick the detector takes the new driver utilization windows of every GPU into its own short
 //! buffer (cheap). Once per `eval_interval_s` of data time it analyses the last `window_s` of them
-//! ([`signal`]), summarises the recent ticks, and runs the [`rules`]. A candidate becomes a finding
-//! after `raise_after` positive evaluations in a row and ends after `clear_after_s` without one, so
-//! the panel does not flicker.
+//! ([`signal`]), summarises the recent ticks, and runs the [`rules`]; a deep dip that may complete a
+//! provisional period is evaluated at the tick it arrives. A candidate becomes a finding after
+//! `raise_after` positive evaluations in a row (starvation over a provisional period at once) and
+//! ends after `clear_after_s` without one, so the panel does not flicker.
 
 mod config;
 pub mod rules;
@@ -60,6 +61,8 @@ struct GpuState {
     analysed_at: UnixTime,
     low_since: f32,
     high_since: f32,
+    /// When a deep dip last brought an evaluation forward ([`Self::deep_dip_begins`]).
+    early_eval_at: Option<UnixTime>,
 }
 
 /// A GPU whose last analysis raised nothing, whose busy level is at least this, and whose new
@@ -103,6 +106,42 @@ impl GpuState {
             })
     }
 
+    /// Whether a deep dip begins among the `fresh` samples (`prev` the sample before them) that
+    /// could be the third of a provisional period (see [`signal::may_complete_early_period`]) on
+    /// a GPU not yet called starving. Such a dip is evaluated at once rather than at the next
+    /// evaluation (up to `eval_interval_s` later); at most once per shortest provisional period.
+    fn deep_dip_begins(
+        &mut self,
+        prev: Option<f32>,
+        fresh: &[(f64, f32)],
+        t: UnixTime,
+        p: &signal::SignalParams,
+    ) -> bool {
+        let Some(a) = self.analysis.as_ref() else {
+            return false;
+        };
+        if !signal::may_complete_early_period(a, p)
+            || self
+                .early_eval_at
+                .is_some_and(|e| t - e < signal::EARLY_MIN_PERIOD_S)
+            || self
+                .tracks
+                .get(&FindingKind::InputStarvation)
+                .is_some_and(|tr| tr.raised)
+        {
+            return false;
+        }
+        let mut prev = prev;
+        for &(_, u) in fresh {
+            if prev.is_some_and(|v| signal::deep_drop(a, v, u, p)) {
+                self.early_eval_at = Some(t);
+                return true;
+            }
+            prev = Some(u);
+        }
+        false
+    }
+
     /// Whether the last analysis still describes a busy GPU without findings (see [`QUIET_MIN_BUSY`]).
     fn quiet(&self, t: UnixTime, rules_window_s: f64) -> bool {
         self.tracks.is_empty()
@@ -142,6 +181,10 @@ pub fn priority(kind: FindingKind) -> usize {
 
 /// Most findings kept after they end (oldest dropped first).
 const MAX_ENDED: usize = 100_000;
+
+/// A tick this close before an evaluation is due evaluates already (sample times jitter by a few
+/// milliseconds around the interval).
+const EVAL_SLACK_S: f64 = 0.05;
 
 /// Runs the rules over every GPU's history.
 #[derive(Debug)]
@@ -221,13 +264,26 @@ impl Detector {
 
     /// Take in the tick at `t` and, when due, evaluate every GPU.
     pub fn update(&mut self, t: UnixTime, gpus: &[&GpuHistory]) -> Vec<FindingEvent> {
+        let params = self.config.signal_params();
+        let mut early = false;
         for (state, h) in self.gpus.iter_mut().zip(gpus) {
+            let prev = state.us.back().copied();
             absorb(state, h, t - self.config.window_s, &mut self.scratch);
+            early |= state.deep_dip_begins(prev, &self.scratch, t, &params);
         }
-        if self.next_eval.is_some_and(|n| t < n) {
+        let interval = self.config.eval_interval_s;
+        let due = self.next_eval.is_none_or(|n| t >= n - EVAL_SLACK_S);
+        if !due && !early {
             return Vec::new();
         }
-        self.next_eval = Some(t + self.config.eval_interval_s);
+        if due {
+            // On the cadence, not from this tick: ticks a few milliseconds early would otherwise
+            // stretch each interval by one tick.
+            self.next_eval = Some(match self.next_eval {
+                Some(n) if t < n + interval - EVAL_SLACK_S => n + interval,
+                _ => t + interval,
+            });
+        }
         self.revision += 1;
         self.evaluate(t, gpus)
     }
@@ -410,7 +466,7 @@ impl Detector {
                         tr.summary = Some(c.summary);
                     }
                 }
-            } else if tr.positives >= raise_after {
+            } else if tr.positives >= raise_after || c.provisional_period() {
                 tr.raised = true;
                 let f = Finding {
                     kind: c.kind,
@@ -787,5 +843,68 @@ mod tests {
             "detected at {}",
             f.detected_at
         );
+    }
+
+    /// Feed 200 ms windows of `util` at ticks `step` apart (each `jitter` s early) for
+    /// `seconds`; the times of the evaluations (revisions) and of the first starvation raised.
+    fn evaluations(
+        seconds: f64,
+        step: f64,
+        jitter: f64,
+        util: impl Fn(f64) -> f64,
+    ) -> (Vec<f64>, Option<f64>) {
+        let system = SystemInfo {
+            devices: vec![DeviceInfo::default()],
+            ..Default::default()
+        };
+        let mut d = Detector::new(DetectorConfig::default(), &system);
+        let mut h = GpuHistory::new(120.0, 0.25);
+        let (mut k, mut next_w, mut evals, mut raised) = (0u32, 0.2, Vec::new(), None);
+        loop {
+            k += 1;
+            let t = k as f64 * step - jitter;
+            if t > seconds {
+                break (evals, raised);
+            }
+            push_windows(&mut h, &mut next_w, t, &util);
+            let before = d.revision;
+            for e in d.update(t, &[&h]) {
+                if let FindingEvent::Raised(f) = e {
+                    if f.kind == FindingKind::InputStarvation {
+                        raised = raised.or(Some(t));
+                    }
+                }
+            }
+            if d.revision != before {
+                evals.push(t);
+            }
+        }
+    }
+
+    #[test]
+    fn evaluations_keep_their_cadence_when_ticks_come_a_little_early() {
+        // Ticks 3 ms early: evaluating from each tick would wait five ticks (1.25 s) each time.
+        let (evals, _) = evaluations(60.0, 0.25, 0.003, |_| 90.0);
+        let spacing = (evals[evals.len() - 1] - evals[0]) / (evals.len() - 1) as f64;
+        assert!((spacing - 1.0).abs() < 0.01, "mean spacing {spacing} s");
+    }
+
+    #[test]
+    fn the_dip_that_completes_a_provisional_period_is_named_when_it_begins() {
+        // A steady GPU is evaluated on the cadence only (every second from the first tick).
+        let (regular, _) = evaluations(30.0, 0.25, 0.0, |_| 90.0);
+        assert!(regular.iter().all(|t| t.fract() == 0.25), "{regular:?}");
+        // A job that computes for 0.3 s every 5.6 s from t = 3: the third dip's first window
+        // ends at 14.6 s and arrives with the tick at 14.75 s, between two evaluations.
+        let util = |t: f64| {
+            if t >= 3.0 && (t - 3.0) % 5.6 < 0.3 {
+                90.0
+            } else {
+                0.0
+            }
+        };
+        let (evals, raised) = evaluations(30.0, 0.25, 0.0, util);
+        assert_eq!(raised, Some(14.75), "{evals:?}");
+        assert!(evals.contains(&14.75) && !regular.contains(&14.75));
     }
 }

@@ -17,6 +17,21 @@ pub struct Candidate {
     pub summary: Summary,
 }
 
+impl Candidate {
+    /// Starvation over a provisional period: three deep, evenly spaced dips, the newest just
+    /// begun. It is raised at its first evaluation: the next evaluations see the same dip starts
+    /// until the next dip begins, so waiting for them only delays it.
+    pub fn provisional_period(&self) -> bool {
+        matches!(
+            self.summary,
+            Summary::InputStarvation {
+                provisional: true,
+                ..
+            }
+        )
+    }
+}
+
 /// The numbers of a candidate's one-line summary. The text ([`Summary::text`]) is formatted only
 /// when a finding is raised or its numbers change, not at every evaluation.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +48,8 @@ pub enum Summary {
         lost: f64,
         confidence: f64,
         cycles: usize,
+        /// Over fewer cycles than a period needs (see [`Candidate::provisional_period`]).
+        provisional: bool,
     },
     ErraticStalls {
         stalls: usize,
@@ -99,6 +116,7 @@ impl Summary {
                 lost,
                 confidence,
                 cycles,
+                provisional: _,
             } => format!(
                 "idle ~{dip_s:.1} s every {period_s:.1} s, {} of time lost, up to {:.1}× faster if fixed (confidence {}, {cycles} cycles)",
                 pct(lost),
@@ -315,6 +333,7 @@ pub fn per_gpu(
                         lost: l,
                         confidence: conf,
                         cycles: p.cycles,
+                        provisional: p.provisional,
                     },
                     evidence: ev,
                 });

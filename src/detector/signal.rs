@@ -30,7 +30,7 @@ pub struct SignalParams {
 
 /// A provisional period (one cycle short of `min_cycles`, at least three dip starts) is only
 /// taken for periods this long: shorter ones reach `min_cycles` soon enough.
-const EARLY_MIN_PERIOD_S: f64 = 2.5;
+pub const EARLY_MIN_PERIOD_S: f64 = 2.5;
 /// ... on a busy level at least this many times the activity threshold (not blips on an idle GPU),
 const EARLY_MIN_BUSY: f64 = 3.0;
 /// ... when its spacings agree within this share of their mean,
@@ -758,6 +758,20 @@ fn find_period(
 /// spacings to compare).
 fn early_cycles(p: &SignalParams) -> usize {
     p.min_cycles.saturating_sub(1).max(3)
+}
+
+/// Whether one more dip could complete a provisional period in the window `a` describes: a busy
+/// level high enough and enough dips already whose start is known.
+pub fn may_complete_early_period(a: &Analysis, p: &SignalParams) -> bool {
+    a.busy_level >= EARLY_MIN_BUSY * p.active_util
+        && a.dips.iter().filter(|d| !d.open_start).count() + 1 >= early_cycles(p)
+}
+
+/// Whether the step from `prev` to `u` begins a dip as deep as a provisional period's (from the
+/// level that ends a dip to at most [`EARLY_DEPTH`] of the busy level of `a`).
+pub fn deep_drop(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> bool {
+    let h = a.busy_level;
+    prev as f64 >= p.dip_leave * h && u as f64 <= EARLY_DEPTH * h
 }
 
 /// Whether a provisional period (fewer than `min_cycles` cycles, the latest dips of the window)
