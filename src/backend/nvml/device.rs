@@ -11,7 +11,7 @@ use nvml_wrapper::struct_wrappers::device::{ProcessInfo, ProcessUtilizationSampl
 use nvml_wrapper::{Device, Nvml};
 
 use super::errors::{classify, Failure};
-use super::merge::SampleBufferMerger;
+use super::merge::{BufferCadence, SampleBufferMerger};
 use super::pcie::PcieReader;
 use crate::backend::{DeviceError, DeviceSampler};
 use crate::model::{DeviceInfo, GpuProcess, GpuReading, GpuStatus, Metrics, ProcessKind, UnixTime};
@@ -54,10 +54,12 @@ impl Unsupported {
 /// current utilization are read every tick; the utilization windows and the processes from the
 /// driver's buffers on their own periods.
 pub const SLOW_PERIOD_S: f64 = 1.0;
-/// How often the driver's utilization sample buffer is read. It holds 14 s of 200 ms windows on
-/// the H200, so every window still arrives, in batches; one read costs 2.2–2.7 ms of CPU there
-/// (the sampler's largest cost). Between reads each tick carries the driver's current value,
-/// which the charts draw until the windows arrive.
+/// How often the driver's utilization sample buffer is read while the polled utilization moves
+/// (a dip, or a GPU going idle or busy: [`BufferCadence`]); every
+/// [`super::merge::STEADY_PERIOD_S`] otherwise.
+/// It holds 14 s of 200 ms windows on the H200, so every window still arrives, in batches; one
+/// read costs 2.2–2.7 ms of CPU there (the sampler's largest cost). Between reads each tick
+/// carries the driver's current value, which the charts draw until the windows arrive.
 pub const SAMPLES_PERIOD_S: f64 = 2.0;
 /// How often the process list is read (compute and graphics: 170 µs on the H200 while a job runs).
 pub const PROCESS_PERIOD_S: f64 = 1.0;
@@ -93,8 +95,9 @@ pub struct NvmlDeviceSampler {
     proc_util: Option<ProcessUtil>,
     gpm_prev: Option<(GpmSample<'static>, Instant)>,
     pcie: Option<PcieReader>,
-    /// When the driver's sample buffer was last read.
+    /// When the driver's sample buffer was last read, and when to read it next.
     samples_at: Option<Instant>,
+    cadence: BufferCadence,
     /// The slow readings and when they were taken, carried between their reads.
     slow: Option<(Instant, Metrics)>,
 }
@@ -128,6 +131,7 @@ impl NvmlDeviceSampler {
             gpm_prev: None,
             pcie,
             samples_at: None,
+            cadence: BufferCadence::default(),
             slow: None,
         }
     }
@@ -425,12 +429,20 @@ impl DeviceSampler for NvmlDeviceSampler {
             ..Default::default()
         };
 
+        // The driver's current value first: it decides whether the buffer is due.
+        let rates = self.call(Call::Utilization, |d| d.utilization_rates())?;
+        if let Some(u) = &rates {
+            self.cadence.polled(f64::from(u.gpu));
+        }
         // The driver keeps several seconds of windows (14 s on the H200), so reading its buffer
-        // once per SAMPLES_PERIOD_S still returns every window, and that call is the costly one
-        // (about 2.8 ms on the H200, against microseconds for the current value).
-        let buffer_due = self
-            .samples_at
-            .is_none_or(|at| at.elapsed().as_secs_f64() >= SAMPLES_PERIOD_S - SLOW_SLACK_S);
+        // once per SAMPLES_PERIOD_S (STEADY_PERIOD_S while nothing moves) still returns every
+        // window, and that call is the costly one (about 2.8 ms on the H200, against
+        // microseconds for the current value).
+        let buffer_due = self.cadence.due(
+            self.samples_at.map(|at| at.elapsed().as_secs_f64()),
+            SAMPLES_PERIOD_S,
+            SLOW_SLACK_S,
+        );
         let read: Vec<(u64, f64)> = if buffer_due {
             self.samples_at = Some(Instant::now());
             let seen = self.merger.last_seen();
@@ -443,7 +455,15 @@ impl DeviceSampler for NvmlDeviceSampler {
             Vec::new()
         };
         let util_windows = self.merger.merge(&read, now);
-        let rates = self.call(Call::Utilization, |d| d.utilization_rates())?;
+        if buffer_due {
+            // An idle GPU's read is often empty: the polled value stands for it.
+            self.cadence.read(
+                util_windows
+                    .last()
+                    .map(|w| w.util)
+                    .or(rates.as_ref().map(|u| f64::from(u.gpu))),
+            );
+        }
         // The newest window when the buffer was read this tick; between reads, the driver's
         // current value (the same newest window, without the buffer's cost).
         m.util_gpu = util_windows

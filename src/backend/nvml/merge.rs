@@ -20,6 +20,58 @@ pub const CLOCK_JUMP_S: f64 = 2.0;
 /// (the two clocks are read a little apart).
 const EPOCH_SLACK_S: f64 = 0.5;
 
+/// Seconds between buffer reads while the polled utilization since the last read shows no dip:
+/// a third of the 14 s the H200's buffer holds, so no window is lost, and a third of the reads
+/// (each 2.2–2.8 ms of CPU there) on a steadily busy or idle GPU.
+pub const STEADY_PERIOD_S: f64 = 6.0;
+
+/// A polled value below this share of the highest one since the last read is a dip (the
+/// detector's `dip_enter`).
+const DIP_SHARE: f64 = 0.5;
+
+/// A highest polled value below this (percent) is an idle GPU: nothing to dip from.
+const IDLE_UTIL: f64 = 5.0;
+
+/// When to read the driver's utilization buffer. The driver's current value (polled every tick,
+/// microseconds) shows whether anything is happening that the detector needs soon: while the
+/// polled values since the last read hold a dip or a change between idle and busy, the buffer is
+/// read every `period_s`; otherwise every [`STEADY_PERIOD_S`], and the windows of a steady GPU
+/// arrive later, still every one of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BufferCadence {
+    /// Lowest and highest polled value since the last read (from the newest window it returned).
+    range: Option<(f64, f64)>,
+}
+
+impl BufferCadence {
+    /// Take one polled value (percent).
+    pub fn polled(&mut self, u: f64) {
+        self.range = Some(match self.range {
+            Some((lo, hi)) => (lo.min(u), hi.max(u)),
+            None => (u, u),
+        });
+    }
+
+    /// The buffer was read; `newest` is the value of the newest window it returned.
+    pub fn read(&mut self, newest: Option<f64>) {
+        self.range = newest.map(|u| (u, u));
+    }
+
+    /// Whether the polled values since the last read hold a dip (or a GPU going idle or busy).
+    pub fn moving(&self) -> bool {
+        self.range
+            .is_some_and(|(lo, hi)| hi >= IDLE_UTIL && lo < DIP_SHARE * hi)
+    }
+
+    /// Whether the buffer is due, `since_read_s` after the last read (`None`: never read), with
+    /// `period_s` the period while something moves and `slack_s` the early tick allowance.
+    pub fn due(&self, since_read_s: Option<f64>, period_s: f64, slack_s: f64) -> bool {
+        since_read_s.is_none_or(|age| {
+            age >= STEADY_PERIOD_S - slack_s || (age >= period_s - slack_s && self.moving())
+        })
+    }
+}
+
 /// Turns reads of the driver's sample buffer into windows, each once, on the wall clock.
 #[derive(Debug, Clone, Default)]
 pub struct SampleBufferMerger {
@@ -305,5 +357,40 @@ mod tests {
             proptest::prop_assert_eq!(utils, want);
             proptest::prop_assert!(got.windows(2).all(|p| p[1].t > p[0].t));
         }
+    }
+
+    /// Ticks every 250 ms polling `util(tick)`: the tick times at which the buffer is read.
+    fn reads(seconds: f64, util: impl Fn(f64) -> f64) -> Vec<f64> {
+        let mut c = BufferCadence::default();
+        let (mut last, mut out) = (None::<f64>, Vec::new());
+        for k in 0..=(seconds / 0.25) as u32 {
+            let t = k as f64 * 0.25;
+            c.polled(util(t));
+            if c.due(last.map(|l| t - l), 2.0, 0.05) {
+                c.read(Some(util(t)));
+                last = Some(t);
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_steady_gpu_reads_its_buffer_every_steady_period_and_a_dipping_one_every_period() {
+        // Busy with jitter above half the busy level, and idle: every 6 s.
+        let busy = reads(30.0, |t| 70.0 + 30.0 * (t * 3.1).sin().abs());
+        assert_eq!(busy, vec![0.0, 6.0, 12.0, 18.0, 24.0, 30.0]);
+        assert_eq!(reads(30.0, |_| 0.0), busy);
+        // Starving (a dip to 0 every 1.2 s): every 2 s, as before.
+        let starving = reads(30.0, |t| if t % 1.2 < 0.6 { 95.0 } else { 0.0 });
+        assert_eq!(starving.len(), 16, "{starving:?}");
+        assert!(starving.windows(2).all(|w| w[1] - w[0] == 2.0));
+        // Busy, then idle from 13 s: the change is read 2 s after the read before it.
+        let stops = reads(30.0, |t| if t < 13.0 { 90.0 } else { 0.0 });
+        assert_eq!(stops, vec![0.0, 6.0, 12.0, 14.0, 20.0, 26.0]);
+        // One polled dip in a busy stretch brings the next read forward to 2 s after the last,
+        // and the way back up the one after it.
+        let blip = reads(20.0, |t| if (8.0..8.25).contains(&t) { 10.0 } else { 90.0 });
+        assert_eq!(blip, vec![0.0, 6.0, 8.0, 10.0, 16.0]);
     }
 }
