@@ -456,13 +456,9 @@ impl DeviceSampler for NvmlDeviceSampler {
         };
         let util_windows = self.merger.merge(&read, now);
         if buffer_due {
-            // An idle GPU's read is often empty: the polled value stands for it.
-            self.cadence.read(
-                util_windows
-                    .last()
-                    .map(|w| w.util)
-                    .or(rates.as_ref().map(|u| f64::from(u.gpu))),
-            );
+            let values: Vec<f64> = util_windows.iter().map(|w| w.util).collect();
+            self.cadence
+                .read(&values, rates.as_ref().map(|u| f64::from(u.gpu)));
         }
         // The newest window when the buffer was read this tick; between reads, the driver's
         // current value (the same newest window, without the buffer's cost).

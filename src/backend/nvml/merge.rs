@@ -20,47 +20,77 @@ pub const CLOCK_JUMP_S: f64 = 2.0;
 /// (the two clocks are read a little apart).
 const EPOCH_SLACK_S: f64 = 0.5;
 
-/// Seconds between buffer reads while the polled utilization since the last read shows no dip:
-/// a third of the 14 s the H200's buffer holds, so no window is lost, and a third of the reads
-/// (each 2.2–2.8 ms of CPU there) on a steadily busy or idle GPU.
+/// Seconds between buffer reads while neither the polled utilization nor the recent windows show
+/// a dip: a third of the 14 s the H200's buffer holds, so no window is lost, and a third of the
+/// reads (each 2.2–2.8 ms of CPU there) on a steadily busy or idle GPU.
 pub const STEADY_PERIOD_S: f64 = 6.0;
 
-/// A polled value below this share of the highest one since the last read is a dip (the
-/// detector's `dip_enter`).
+/// Reads at the short period after the last one that saw a dip: the burst of a job that waits
+/// seconds for each batch can be a single window, which the 250 ms polling often misses.
+const CALM_READS: u32 = 4;
+
+/// A value below this share of the highest one around it is a dip (the detector's `dip_enter`).
 const DIP_SHARE: f64 = 0.5;
 
-/// A highest polled value below this (percent) is an idle GPU: nothing to dip from.
+/// A highest value below this (percent) is an idle GPU: nothing to dip from.
 const IDLE_UTIL: f64 = 5.0;
 
-/// When to read the driver's utilization buffer. The driver's current value (polled every tick,
-/// microseconds) shows whether anything is happening that the detector needs soon: while the
-/// polled values since the last read hold a dip or a change between idle and busy, the buffer is
-/// read every `period_s`; otherwise every [`STEADY_PERIOD_S`], and the windows of a steady GPU
-/// arrive later, still every one of them.
+/// Whether the values from `lo` to `hi` hold a dip (or a GPU going idle or busy).
+fn dips((lo, hi): (f64, f64)) -> bool {
+    hi >= IDLE_UTIL && lo < DIP_SHARE * hi
+}
+
+/// The lowest and highest of `values`.
+fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |r, u| {
+        Some(match r {
+            Some((lo, hi)) => (u.min(lo), u.max(hi)),
+            None => (u, u),
+        })
+    })
+}
+
+/// When to read the driver's utilization buffer. While the driver's current value (polled every
+/// tick, microseconds) or the windows of the last [`CALM_READS`] reads hold a dip or a change
+/// between idle and busy, the buffer is read every `period_s`: the detector needs those windows
+/// soon. Otherwise every [`STEADY_PERIOD_S`], and the windows of a steady GPU arrive later, still
+/// every one of them.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct BufferCadence {
     /// Lowest and highest polled value since the last read (from the newest window it returned).
-    range: Option<(f64, f64)>,
+    polled: Option<(f64, f64)>,
+    /// Reads in a row whose windows and polls showed no dip.
+    calm: u32,
 }
 
 impl BufferCadence {
     /// Take one polled value (percent).
     pub fn polled(&mut self, u: f64) {
-        self.range = Some(match self.range {
-            Some((lo, hi)) => (lo.min(u), hi.max(u)),
-            None => (u, u),
-        });
+        self.polled = range(
+            self.polled
+                .into_iter()
+                .flat_map(|(lo, hi)| [lo, hi])
+                .chain([u]),
+        );
     }
 
-    /// The buffer was read; `newest` is the value of the newest window it returned.
-    pub fn read(&mut self, newest: Option<f64>) {
-        self.range = newest.map(|u| (u, u));
+    /// The buffer was read: `windows` the values it returned, oldest first; `current` the polled
+    /// value when it returned none.
+    pub fn read(&mut self, windows: &[f64], current: Option<f64>) {
+        let seen = range(windows.iter().copied());
+        let dipped = self.polled.is_some_and(dips) || seen.is_some_and(dips);
+        self.calm = if dipped {
+            0
+        } else {
+            self.calm.saturating_add(1)
+        };
+        self.polled = windows.last().copied().or(current).map(|u| (u, u));
     }
 
-    /// Whether the polled values since the last read hold a dip (or a GPU going idle or busy).
+    /// Whether the buffer is read at the short period: the polls since the last read or the
+    /// windows of the recent reads hold a dip.
     pub fn moving(&self) -> bool {
-        self.range
-            .is_some_and(|(lo, hi)| hi >= IDLE_UTIL && lo < DIP_SHARE * hi)
+        self.calm < CALM_READS || self.polled.is_some_and(dips)
     }
 
     /// Whether the buffer is due, `since_read_s` after the last read (`None`: never read), with
@@ -359,15 +389,21 @@ mod tests {
         }
     }
 
-    /// Ticks every 250 ms polling `util(tick)`: the tick times at which the buffer is read.
+    /// Ticks every 250 ms polling `util(tick)`, 200 ms driver windows of `util(window end)`:
+    /// the tick times at which the buffer is read.
     fn reads(seconds: f64, util: impl Fn(f64) -> f64) -> Vec<f64> {
         let mut c = BufferCadence::default();
-        let (mut last, mut out) = (None::<f64>, Vec::new());
+        let (mut last, mut out, mut next_w) = (None::<f64>, Vec::new(), 0.2);
         for k in 0..=(seconds / 0.25) as u32 {
             let t = k as f64 * 0.25;
             c.polled(util(t));
             if c.due(last.map(|l| t - l), 2.0, 0.05) {
-                c.read(Some(util(t)));
+                let mut windows = Vec::new();
+                while next_w <= t + 1e-9 {
+                    windows.push(util(next_w));
+                    next_w += 0.2;
+                }
+                c.read(&windows, Some(util(t)));
                 last = Some(t);
                 out.push(t);
             }
@@ -375,22 +411,34 @@ mod tests {
         out
     }
 
+    fn spacings(reads: &[f64]) -> Vec<f64> {
+        reads.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+
     #[test]
     fn a_steady_gpu_reads_its_buffer_every_steady_period_and_a_dipping_one_every_period() {
-        // Busy with jitter above half the busy level, and idle: every 6 s.
-        let busy = reads(30.0, |t| 70.0 + 30.0 * (t * 3.1).sin().abs());
-        assert_eq!(busy, vec![0.0, 6.0, 12.0, 18.0, 24.0, 30.0]);
-        assert_eq!(reads(30.0, |_| 0.0), busy);
-        // Starving (a dip to 0 every 1.2 s): every 2 s, as before.
-        let starving = reads(30.0, |t| if t % 1.2 < 0.6 { 95.0 } else { 0.0 });
-        assert_eq!(starving.len(), 16, "{starving:?}");
-        assert!(starving.windows(2).all(|w| w[1] - w[0] == 2.0));
-        // Busy, then idle from 13 s: the change is read 2 s after the read before it.
-        let stops = reads(30.0, |t| if t < 13.0 { 90.0 } else { 0.0 });
-        assert_eq!(stops, vec![0.0, 6.0, 12.0, 14.0, 20.0, 26.0]);
-        // One polled dip in a busy stretch brings the next read forward to 2 s after the last,
-        // and the way back up the one after it.
-        let blip = reads(20.0, |t| if (8.0..8.25).contains(&t) { 10.0 } else { 90.0 });
-        assert_eq!(blip, vec![0.0, 6.0, 8.0, 10.0, 16.0]);
+        // Busy with jitter above half the busy level, and idle: four reads 2 s apart, then 6 s.
+        let busy = reads(40.0, |t| 70.0 + 30.0 * (t * 3.1).sin().abs());
+        assert_eq!(busy, vec![0.0, 2.0, 4.0, 6.0, 12.0, 18.0, 24.0, 30.0, 36.0]);
+        assert_eq!(reads(40.0, |_| 0.0), busy);
+        // Starving (a dip to 0 every 1.2 s): every 2 s.
+        let starving = reads(40.0, |t| if t % 1.2 < 0.6 { 95.0 } else { 0.0 });
+        assert!(
+            spacings(&starving).iter().all(|s| *s == 2.0),
+            "{starving:?}"
+        );
+        // A burst of one window every 5.6 s, which the polls mostly miss: every 2 s as well.
+        let bursts = reads(60.0, |t| if (t + 0.1) % 5.6 < 0.15 { 28.0 } else { 0.0 });
+        assert!(spacings(&bursts).iter().all(|s| *s == 2.0), "{bursts:?}");
+        // Busy, then idle from 21 s: read at the tick that shows the change (3 s after the
+        // steady read before it), every 2 s while calm reads accumulate, then 6 s again.
+        let stops = reads(60.0, |t| if t < 21.0 { 90.0 } else { 0.0 });
+        assert_eq!(
+            stops,
+            [
+                0.0, 2.0, 4.0, 6.0, 12.0, 18.0, 21.0, 23.0, 25.0, 27.0, 29.0, 31.0, 37.0, 43.0,
+                49.0, 55.0
+            ]
+        );
     }
 }
