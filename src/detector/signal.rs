@@ -399,6 +399,25 @@ pub fn analyse_window(
             ),
             _ => Periodicity::None,
         };
+        // Earlier dips that follow no period (a job's warm-up) can hide a provisional period in
+        // the latest dip starts from the median spacing: search those on their own.
+        let mut tail_from = None;
+        if matches!(found, Periodicity::None) {
+            if let Some(tail) = early_tail(starts, p) {
+                tail_from = tail.first().copied();
+                let tail_spacings: Vec<f64> = tail.windows(2).map(|w| w[1] - w[0]).collect();
+                let sp = tail_spacings.iter().sum::<f64>() / tail_spacings.len() as f64;
+                found = find_period(
+                    ts,
+                    us,
+                    (a.mean, h),
+                    (tail, &tail_spacings, sp),
+                    whole_hist,
+                    p,
+                    (grid, sums, rs),
+                );
+            }
+        }
         // A provisional period counts only when it passes its checks; with fewer dip starts
         // than `min_cycles` nothing else counts either (the window reads as before: no period).
         let early = match &found {
@@ -421,10 +440,14 @@ pub fn analyse_window(
         }
         // The first band describes the dips; a shallow band only adds a period it found.
         if k == 0 || !matches!(found, Periodicity::None) {
+            // A period of the latest dips alone is described by those dips.
+            let from = tail_from
+                .filter(|_| matches!(found, Periodicity::Period(_)))
+                .unwrap_or(f64::MIN);
             lens.clear();
             lens.extend(
                 dips.iter()
-                    .filter(|d| !d.open_start)
+                    .filter(|d| !d.open_start && d.start >= from)
                     .filter_map(|d| d.end.map(|e| e - d.start)),
             );
             a.dip_s = median(lens);
@@ -774,6 +797,21 @@ pub fn deep_drop(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> bool {
     prev as f64 >= p.dip_leave * h && u as f64 <= EARLY_DEPTH * h
 }
 
+/// The latest dip starts a provisional period needs, when the window has more dip starts than
+/// those and their spacings agree as a provisional period's must (see [`early_checks`]).
+fn early_tail<'a>(starts: &'a [f64], p: &SignalParams) -> Option<&'a [f64]> {
+    let k = early_cycles(p);
+    let tail = starts.get(starts.len().checked_sub(k).filter(|from| *from > 0)?..)?;
+    let (lo, hi, sum) = tail
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold((f64::MAX, f64::MIN, 0.0), |(lo, hi, sum), sp| {
+            (lo.min(sp), hi.max(sp), sum + sp)
+        });
+    let mean = sum / (k - 1) as f64;
+    (mean >= EARLY_MIN_PERIOD_S && hi - lo <= EARLY_AGREE * mean).then_some(tail)
+}
+
 /// Whether a provisional period (fewer than `min_cycles` cycles, the latest dips of the window)
 /// is trusted: a long period below the cadence range, spacings that agree closely, every dip of
 /// the cycles deep, and a large share of the time since the first dip lost.
@@ -863,6 +901,36 @@ mod tests {
         assert!((p.period_s - 2.0).abs() < 0.15, "{p:?}");
         assert!((a.lost_fraction - 0.4).abs() < 0.05, "{}", a.lost_fraction);
         assert!((a.dip_s.expect("dips") - 0.8).abs() < 0.26);
+    }
+
+    #[test]
+    fn a_warm_up_before_three_even_dips_does_not_hide_their_provisional_period() {
+        // 4 s of warm-up flicker (short dips every 0.5 s), then a burst of 0.4 s every 5.5 s;
+        // the window ends just after the third long dip began.
+        let (mut ts, mut us) = (Vec::new(), Vec::new());
+        let mut t = 0.0;
+        while t < 16.8 {
+            let u = if t < 4.0 {
+                if t % 0.5 < 0.25 {
+                    60.0
+                } else {
+                    0.0
+                }
+            } else if t >= 5.0 && (t - 5.0) % 5.5 < 0.4 {
+                90.0
+            } else {
+                0.0
+            };
+            ts.push(t);
+            us.push(u);
+            t += 0.2;
+        }
+        let a = analyse(&ts, &us, &params());
+        let p = a.period.expect("a provisional period");
+        assert!(p.provisional && p.cycles == 3, "{p:?}");
+        assert!((p.period_s - 5.5).abs() < 0.3, "{p:?}");
+        // Its dips are the long ones, not the warm-up's.
+        assert!(a.dip_s.is_some_and(|d| d > 4.5), "{:?}", a.dip_s);
     }
 
     #[test]
