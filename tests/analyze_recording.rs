@@ -291,18 +291,36 @@ fn a_recording_with_windows_read_every_two_seconds_keeps_every_window_and_names_
     );
 }
 
+/// A recorded starving job's findings through `analyze --json`, and its `input_starvation`
+/// finding; the verdict must be `input_starvation`.
+fn starving_job(run: &str, file: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let v = json(&h200_run(run, file));
+    let g = &v["gpus"][0];
+    assert_eq!(g["verdict"], "input_starvation", "{file}");
+    let findings = g["findings"].as_array().expect("findings").clone();
+    let starving = findings
+        .iter()
+        .find(|f| f["kind"] == "input_starvation")
+        .expect("an input_starvation finding")
+        .clone();
+    (findings, starving)
+}
+
+/// Seconds from `start` to when `finding` was raised; its period must be within 15% of `truth`.
+fn period_named(finding: &serde_json::Value, start: f64, truth: f64) -> f64 {
+    let period = finding["period_s"].as_f64().expect("period");
+    assert!((period - truth).abs() <= 0.15 * truth, "period {period}");
+    finding["detected_at"].as_f64().expect("detected_at") - start
+}
+
 /// Run 4 on the H200: one DataLoader worker, a batch every ~4.2 s
 /// (`tests/data/h200-2026-12-02-gpulse-run4/README.md`), a job the detector was not tuned on.
 #[test]
 fn a_one_worker_job_with_a_four_second_period_is_flagged_at_once_and_its_period_named() {
-    let path = h200_run(
+    let (findings, starving) = starving_job(
         "h200-2026-12-02-gpulse-run4",
         "starved_4s-one-worker.ndjson.zst",
     );
-    let v = json(&path);
-    let g = &v["gpus"][0];
-    assert_eq!(g["verdict"], "input_starvation");
-    let findings = g["findings"].as_array().expect("findings");
     // The start mark (marks.csv): a starving kind within 15 s of it.
     let start = 1_796_248_041.002;
     let first = findings
@@ -315,16 +333,10 @@ fn a_one_worker_job_with_a_four_second_period_is_flagged_at_once_and_its_period_
         "flagged {} s after the start",
         first - start
     );
-    let starving = findings
-        .iter()
-        .find(|f| f["kind"] == "input_starvation")
-        .expect("an input_starvation finding");
-    // The period itself within 15 s as well (three dips: a provisional period).
-    let named = starving["detected_at"].as_f64().expect("detected_at") - start;
+    // The period itself within 15 s as well (three dips: a provisional period); the burst
+    // spacing in the driver windows is 4.2 s.
+    let named = period_named(&starving, start, 4.2);
     assert!(named < 15.0, "period named {named} s after the start");
-    // The burst spacing in the driver windows is 4.2 s: within 15%.
-    let period = starving["period_s"].as_f64().expect("period");
-    assert!((period - 4.2).abs() <= 0.15 * 4.2, "period {period}");
     assert!(starving["lost_fraction"].as_f64().is_some_and(|l| l > 0.8));
     let notes = starving["notes"].to_string();
     assert!(notes.contains("only 1 DataLoader workers"), "{notes}");
@@ -334,31 +346,19 @@ fn a_one_worker_job_with_a_four_second_period_is_flagged_at_once_and_its_period_
 /// (`tests/data/h200-2026-12-02-gpulse-run5/README.md`), recorded live.
 #[test]
 fn a_warm_up_before_a_slow_loader_does_not_hide_its_period() {
-    let path = h200_run(
+    let (_, starving) = starving_job(
         "h200-2026-12-02-gpulse-run5",
         "starved_5s-warm-up.ndjson.zst",
     );
-    let v = json(&path);
-    let g = &v["gpus"][0];
-    assert_eq!(g["verdict"], "input_starvation");
-    let starving = g["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .find(|f| f["kind"] == "input_starvation")
-        .expect("an input_starvation finding");
     // The start mark (marks.csv). The third long dip begins 13.8 s after it and its window
     // arrives with the next read of the driver's buffer (every 2 s here): named from three
     // cycles, not after the warm-up's dips have left the median (20.6 s before).
-    let start = 1_796_255_058.867;
-    let named = starving["detected_at"].as_f64().expect("detected_at") - start;
+    // The burst spacing in the driver windows is 5.5 s; the dips are the long ones.
+    let named = period_named(&starving, 1_796_255_058.867, 5.5);
     assert!(
         (13.8..16.0).contains(&named),
         "named {named} s after the start"
     );
-    // The burst spacing in the driver windows is 5.5 s: within 15%; the dips are the long ones.
-    let period = starving["period_s"].as_f64().expect("period");
-    assert!((period - 5.5).abs() <= 0.15 * 5.5, "period {period}");
     let dip = starving["dip_s"].as_f64().expect("dip");
     assert!(dip > 4.5, "dip {dip}");
 }
