@@ -41,13 +41,12 @@ fn dips((lo, hi): (f64, f64)) -> bool {
 }
 
 /// The lowest and highest of `values`.
-fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
-    values.fold(None, |r, u| {
-        Some(match r {
-            Some((lo, hi)) => (u.min(lo), u.max(hi)),
-            None => (u, u),
-        })
-    })
+fn range(values: &[f64]) -> Option<(f64, f64)> {
+    let (&first, rest) = values.split_first()?;
+    Some(
+        rest.iter()
+            .fold((first, first), |(lo, hi), &u| (lo.min(u), hi.max(u))),
+    )
 }
 
 /// When to read the driver's utilization buffer. While the driver's current value (polled every
@@ -66,18 +65,16 @@ pub struct BufferCadence {
 impl BufferCadence {
     /// Take one polled value (percent).
     pub fn polled(&mut self, u: f64) {
-        self.polled = range(
-            self.polled
-                .into_iter()
-                .flat_map(|(lo, hi)| [lo, hi])
-                .chain([u]),
-        );
+        self.polled = Some(match self.polled {
+            Some((lo, hi)) => (lo.min(u), hi.max(u)),
+            None => (u, u),
+        });
     }
 
     /// The buffer was read: `windows` the values it returned, oldest first; `current` the polled
     /// value when it returned none.
     pub fn read(&mut self, windows: &[f64], current: Option<f64>) {
-        let seen = range(windows.iter().copied());
+        let seen = range(windows);
         let dipped = self.polled.is_some_and(dips) || seen.is_some_and(dips);
         self.calm = if dipped {
             0
