@@ -403,10 +403,9 @@ pub fn analyse_window(
         // the latest dip starts from the median spacing: search those on their own.
         let mut tail_from = None;
         if matches!(found, Periodicity::None) {
-            if let Some(tail) = early_tail(starts, p) {
+            if let Some((tail, sp)) = early_tail(starts, p) {
                 tail_from = tail.first().copied();
                 let tail_spacings: Vec<f64> = tail.windows(2).map(|w| w[1] - w[0]).collect();
-                let sp = tail_spacings.iter().sum::<f64>() / tail_spacings.len() as f64;
                 found = find_period(
                     ts,
                     us,
@@ -799,17 +798,27 @@ pub fn deep_drop(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> bool {
 
 /// The latest dip starts a provisional period needs, when the window has more dip starts than
 /// those and their spacings agree as a provisional period's must (see [`early_checks`]).
-fn early_tail<'a>(starts: &'a [f64], p: &SignalParams) -> Option<&'a [f64]> {
+/// Returns them with their mean spacing.
+fn early_tail<'a>(starts: &'a [f64], p: &SignalParams) -> Option<(&'a [f64], f64)> {
     let k = early_cycles(p);
     let tail = starts.get(starts.len().checked_sub(k).filter(|from| *from > 0)?..)?;
-    let (lo, hi, sum) = tail
+    even_spacing(tail)
+        .filter(|mean| *mean >= EARLY_MIN_PERIOD_S)
+        .map(|mean| (tail, mean))
+}
+
+/// The mean spacing of `starts` when their spacings agree within [`EARLY_AGREE`] of it (`None`
+/// with fewer than two starts).
+fn even_spacing(starts: &[f64]) -> Option<f64> {
+    let n = starts.len().checked_sub(1).filter(|n| *n > 0)?;
+    let (lo, hi, sum) = starts
         .windows(2)
         .map(|w| w[1] - w[0])
         .fold((f64::MAX, f64::MIN, 0.0), |(lo, hi, sum), sp| {
             (lo.min(sp), hi.max(sp), sum + sp)
         });
-    let mean = sum / (k - 1) as f64;
-    (mean >= EARLY_MIN_PERIOD_S && hi - lo <= EARLY_AGREE * mean).then_some(tail)
+    let mean = sum / n as f64;
+    (hi - lo <= EARLY_AGREE * mean).then_some(mean)
 }
 
 /// Whether a provisional period (fewer than `min_cycles` cycles, the latest dips of the window)
@@ -832,17 +841,9 @@ fn early_checks(
     {
         return false;
     }
-    let run: Vec<f64> = starts
-        .iter()
-        .copied()
-        .filter(|s| *s >= per.first_start)
-        .collect();
-    let spacings: Vec<f64> = run.windows(2).map(|w| w[1] - w[0]).collect();
-    let (lo, hi) = spacings
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), s| (lo.min(*s), hi.max(*s)));
-    let mean_sp = spacings.iter().sum::<f64>() / spacings.len().max(1) as f64;
-    if spacings.is_empty() || hi - lo > EARLY_AGREE * mean_sp {
+    // The starts of the cycles (starts are in time order).
+    let run = &starts[starts.partition_point(|s| *s < per.first_start)..];
+    if even_spacing(run).is_none() {
         return false;
     }
     let deep = dips
