@@ -2,7 +2,7 @@
 //!
 //! Each tick the detector takes the new driver utilization windows of every GPU into its own short
 //! buffer (cheap). Once per `eval_interval_s` of data time it analyses the last `window_s` of them
-//! ([`signal`]), summarises the recent ticks, and runs the [`rules`]; a deep dip that may complete a
+//! ([`signal`]), summarises the recent ticks, and runs the [`rules`]; a deep dip (or the burst that ends one) that may complete a
 //! provisional period is evaluated at the tick it arrives. A candidate becomes a finding after
 //! `raise_after` positive evaluations in a row (starvation over a provisional period at once) and
 //! ends after `clear_after_s` without one, so the panel does not flicker.
@@ -61,8 +61,9 @@ struct GpuState {
     analysed_at: UnixTime,
     low_since: f32,
     high_since: f32,
-    /// When a deep dip last brought an evaluation forward ([`Self::deep_dip_begins`]).
-    early_eval_at: Option<UnixTime>,
+    /// When a dip's start and a dip's end last brought an evaluation forward
+    /// ([`Self::deep_edge_arrives`]).
+    early_eval_at: [Option<UnixTime>; 2],
 }
 
 /// A GPU whose last analysis raised nothing, whose busy level is at least this, and whose new
@@ -106,11 +107,12 @@ impl GpuState {
             })
     }
 
-    /// Whether a deep dip begins among the `fresh` samples (`prev` the sample before them) that
-    /// could be the third of a provisional period (see [`signal::may_complete_early_period`]) on
-    /// a GPU not yet called starving. Such a dip is evaluated at once rather than at the next
-    /// evaluation (up to `eval_interval_s` later); at most once per shortest provisional period.
-    fn deep_dip_begins(
+    /// Whether a deep dip begins, or a burst ends one, among the `fresh` samples (`prev` the
+    /// sample before them) that could complete a provisional period (see
+    /// [`signal::may_complete_early_period`]) on a GPU not yet called starving. Such an edge is
+    /// evaluated at once rather than at the next evaluation (up to `eval_interval_s` later); each
+    /// kind of edge at most once per shortest provisional period.
+    fn deep_edge_arrives(
         &mut self,
         prev: Option<f32>,
         fresh: &[(f64, f32)],
@@ -120,22 +122,23 @@ impl GpuState {
         let Some(a) = self.analysis.as_ref() else {
             return false;
         };
-        if !signal::may_complete_early_period(a, p)
-            || self
-                .early_eval_at
-                .is_some_and(|e| t - e < signal::EARLY_MIN_PERIOD_S)
-            || self
-                .tracks
-                .get(&FindingKind::InputStarvation)
-                .is_some_and(|tr| tr.raised)
+        if self
+            .tracks
+            .get(&FindingKind::InputStarvation)
+            .is_some_and(|tr| tr.raised)
         {
             return false;
         }
         let mut prev = prev;
         for &(_, u) in fresh {
-            if prev.is_some_and(|v| signal::deep_drop(a, v, u, p)) {
-                self.early_eval_at = Some(t);
-                return true;
+            if let Some(edge) = prev.and_then(|v| signal::deep_edge(a, v, u, p)) {
+                let last = &mut self.early_eval_at[edge as usize];
+                if last.is_none_or(|e| t - e >= signal::EARLY_MIN_PERIOD_S)
+                    && signal::may_complete_early_period(a, edge, p)
+                {
+                    *last = Some(t);
+                    return true;
+                }
             }
             prev = Some(u);
         }
@@ -269,7 +272,7 @@ impl Detector {
         for (state, h) in self.gpus.iter_mut().zip(gpus) {
             let prev = state.us.back().copied();
             absorb(state, h, t - self.config.window_s, &mut self.scratch);
-            early |= state.deep_dip_begins(prev, &self.scratch, t, &params);
+            early |= state.deep_edge_arrives(prev, &self.scratch, t, &params);
         }
         let interval = self.config.eval_interval_s;
         let due = self.next_eval.is_none_or(|n| t >= n - EVAL_SLACK_S);
@@ -890,21 +893,31 @@ mod tests {
     }
 
     #[test]
-    fn the_dip_that_completes_a_provisional_period_is_named_when_it_begins() {
+    fn the_edge_that_completes_a_provisional_period_is_named_when_it_arrives() {
         // A steady GPU is evaluated on the cadence only (every second from the first tick).
         let (regular, _) = evaluations(30.0, 0.25, 0.0, |_| 90.0);
         assert!(regular.iter().all(|t| t.fract() == 0.25), "{regular:?}");
-        // A job that computes for 0.3 s every 5.6 s from t = 3: the third dip's first window
-        // ends at 14.6 s and arrives with the tick at 14.75 s, between two evaluations.
-        let util = |t: f64| {
+        // A job that computes for 0.3 s every 5.6 s from t = 3: the third burst (the end of the
+        // second long dip) begins at 14.2 s; its first window ends at 14.4 s and arrives with the
+        // tick at 14.5 s, between two evaluations.
+        let bursts = |t: f64| {
             if t >= 3.0 && (t - 3.0) % 5.6 < 0.3 {
                 90.0
             } else {
                 0.0
             }
         };
-        let (evals, raised) = evaluations(30.0, 0.25, 0.0, util);
-        assert_eq!(raised, Some(14.75), "{evals:?}");
-        assert!(evals.contains(&14.75) && !regular.contains(&14.75));
+        let (evals, raised) = evaluations(30.0, 0.25, 0.0, bursts);
+        assert_eq!(raised, Some(14.5), "{evals:?}");
+        assert!(evals.contains(&14.5) && !regular.contains(&14.5));
+        // The same job busy until t = 3.3: its first dip has no burst before it, so only the
+        // third dip's start can complete three cycles; its first window ends at 14.6 s and is
+        // evaluated when it arrives with the tick at 14.75 s.
+        let busy_first = |t: f64| if t < 3.3 { 90.0 } else { bursts(t) };
+        let (evals, _) = evaluations(30.0, 0.25, 0.0, busy_first);
+        assert!(
+            evals.contains(&14.75) && !regular.contains(&14.75),
+            "{evals:?}"
+        );
     }
 }

@@ -40,6 +40,10 @@ const EARLY_DEPTH: f64 = 0.1;
 /// ... and at least this share of the time since its first dip is lost.
 const EARLY_MIN_LOST: f64 = 0.25;
 
+/// The band of a GPU idle most of the time and busy in bursts, as shares of the normal band's
+/// levels: a burst the 200 ms window caught only in part still ends a dip.
+const BURST_BAND: (f64, f64) = (0.3, 0.35);
+
 /// The band used when the normal one finds no period: shallow regular dips (short gaps that a
 /// 200 ms window only partly covers).
 const SHALLOW: (f64, f64) = (0.8, 0.95);
@@ -64,9 +68,10 @@ pub struct Period {
     pub acf: f64,
     /// Dip starts that follow the period.
     pub cycles: usize,
-    /// Start of the first dip of those cycles.
+    /// Start of the first dip of those cycles (of a provisional period seen from the latest dip
+    /// ends, the end of its first dip: where the first burst of its cycles began).
     pub first_start: f64,
-    /// Start of the last dip of those cycles.
+    /// Start (or end, as `first_start`) of the last dip of those cycles.
     pub last_start: f64,
     /// Share of dip spacings within 35% of the median.
     pub regularity: f64,
@@ -267,6 +272,7 @@ pub struct Scratch {
     /// window swaps it into its [`Analysis`].
     dips: Vec<Dip>,
     starts: Vec<f64>,
+    ends: Vec<f64>,
     spacings: Vec<f64>,
     lens: Vec<f64>,
     grid: Vec<f64>,
@@ -374,6 +380,7 @@ pub fn analyse_window(
         let Scratch {
             dips,
             starts,
+            ends,
             spacings,
             lens,
             grid,
@@ -400,11 +407,18 @@ pub fn analyse_window(
             _ => Periodicity::None,
         };
         // Earlier dips that follow no period (a job's warm-up) can hide a provisional period in
-        // the latest dip starts from the median spacing: search those on their own.
+        // the latest dip starts from the median spacing: search those on their own. Then the
+        // latest dip ends: the burst that ends a dip shows its cycle as soon as it begins, one
+        // burst before the next dip does.
         let mut tail_from = None;
+        let mut edges: &[f64] = starts;
         if matches!(found, Periodicity::None) {
-            if let Some((tail, sp)) = early_tail(starts, p) {
-                tail_from = tail.first().copied();
+            ends.clear();
+            ends.extend(dips.iter().filter_map(|d| d.end));
+            for (cands, search_all) in [(&starts[..], false), (&ends[..], true)] {
+                let Some((tail, sp)) = early_tail(cands, search_all, p) else {
+                    continue;
+                };
                 let tail_spacings: Vec<f64> = tail.windows(2).map(|w| w[1] - w[0]).collect();
                 found = find_period(
                     ts,
@@ -415,13 +429,18 @@ pub fn analyse_window(
                     p,
                     (grid, sums, rs),
                 );
+                if !matches!(found, Periodicity::None) {
+                    tail_from = tail.first().copied();
+                    edges = cands;
+                    break;
+                }
             }
         }
         // A provisional period counts only when it passes its checks; with fewer dip starts
         // than `min_cycles` nothing else counts either (the window reads as before: no period).
         let early = match &found {
             Periodicity::Period(per) if per.provisional => {
-                Some(early_checks(ts, us, h, dips, starts, per, whole_hist, p))
+                Some(early_checks(ts, us, h, dips, edges, per, whole_hist, p))
             }
             _ => None,
         };
@@ -782,26 +801,51 @@ fn early_cycles(p: &SignalParams) -> usize {
     p.min_cycles.saturating_sub(1).max(3)
 }
 
-/// Whether one more dip could complete a provisional period in the window `a` describes: a busy
-/// level high enough and enough dips already whose start is known.
-pub fn may_complete_early_period(a: &Analysis, p: &SignalParams) -> bool {
-    a.busy_level >= EARLY_MIN_BUSY * p.active_util
-        && a.dips.iter().filter(|d| !d.open_start).count() + 1 >= early_cycles(p)
+/// An edge of a dip between two samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DipEdge {
+    /// The signal fell into a dip.
+    Start = 0,
+    /// A burst ended the dip.
+    End = 1,
 }
 
-/// Whether the step from `prev` to `u` begins a dip as deep as a provisional period's (from the
-/// level that ends a dip to at most [`EARLY_DEPTH`] of the busy level of `a`).
-pub fn deep_drop(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> bool {
+/// Whether one more dip edge of this kind could complete a provisional period in the window `a`
+/// describes: a busy level high enough and enough such edges already.
+pub fn may_complete_early_period(a: &Analysis, edge: DipEdge, p: &SignalParams) -> bool {
+    let known = match edge {
+        DipEdge::Start => a.dips.iter().filter(|d| !d.open_start).count(),
+        DipEdge::End => a.dips.iter().filter(|d| d.end.is_some()).count(),
+    };
+    a.busy_level >= EARLY_MIN_BUSY * p.active_util && known + 1 >= early_cycles(p)
+}
+
+/// The edge of a dip as deep as a provisional period's that the step from `prev` to `u` makes
+/// against the busy level of `a`: a start from the level that ends a dip to at most
+/// [`EARLY_DEPTH`] of the busy level, or an end from at most that depth to the lowest level that
+/// ends a dip in any band.
+pub fn deep_edge(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> Option<DipEdge> {
     let h = a.busy_level;
-    prev as f64 >= p.dip_leave * h && u as f64 <= EARLY_DEPTH * h
+    let (prev, u) = (prev as f64, u as f64);
+    if prev >= p.dip_leave * h && u <= EARLY_DEPTH * h {
+        Some(DipEdge::Start)
+    } else if prev <= EARLY_DEPTH * h && u > BURST_BAND.1 * p.dip_leave * h {
+        Some(DipEdge::End)
+    } else {
+        None
+    }
 }
 
-/// The latest dip starts a provisional period needs, when the window has more dip starts than
-/// those and their spacings agree as a provisional period's must (see [`early_checks`]).
-/// Returns them with their mean spacing.
-fn early_tail<'a>(starts: &'a [f64], p: &SignalParams) -> Option<(&'a [f64], f64)> {
+/// The latest dip edges (starts or ends) a provisional period needs, when their spacings agree as
+/// a provisional period's must (see [`early_checks`]) and the window has more edges than those
+/// (or `all_new`: the edges were not searched as a whole). Returns them with their mean spacing.
+fn early_tail<'a>(edges: &'a [f64], all_new: bool, p: &SignalParams) -> Option<(&'a [f64], f64)> {
     let k = early_cycles(p);
-    let tail = starts.get(starts.len().checked_sub(k).filter(|from| *from > 0)?..)?;
+    let from = edges
+        .len()
+        .checked_sub(k)
+        .filter(|from| all_new || *from > 0)?;
+    let tail = edges.get(from..)?;
     even_spacing(tail)
         .filter(|mean| *mean >= EARLY_MIN_PERIOD_S)
         .map(|mean| (tail, mean))
@@ -830,7 +874,7 @@ fn early_checks(
     us: &[f32],
     h: f64,
     dips: &[Dip],
-    starts: &[f64],
+    edges: &[f64],
     per: &Period,
     whole_hist: Option<&[u32; 101]>,
     p: &SignalParams,
@@ -841,8 +885,8 @@ fn early_checks(
     {
         return false;
     }
-    // The starts of the cycles (starts are in time order).
-    let run = &starts[starts.partition_point(|s| *s < per.first_start)..];
+    // The edges of the cycles (in time order).
+    let run = &edges[edges.partition_point(|s| *s < per.first_start)..];
     if even_spacing(run).is_none() {
         return false;
     }
@@ -906,32 +950,45 @@ mod tests {
 
     #[test]
     fn a_warm_up_before_three_even_dips_does_not_hide_their_provisional_period() {
-        // 4 s of warm-up flicker (short dips every 0.5 s), then a burst of 0.4 s every 5.5 s;
-        // the window ends just after the third long dip began.
-        let (mut ts, mut us) = (Vec::new(), Vec::new());
-        let mut t = 0.0;
-        while t < 16.8 {
-            let u = if t < 4.0 {
-                if t % 0.5 < 0.25 {
-                    60.0
+        // 4 s of warm-up flicker (short dips every 0.5 s), then a burst of 0.4 s every 5.5 s
+        // (from 5.0, 10.5 and 16.0 s). The window ends just after the third long dip began
+        // (16.8 s), or as early as the third burst began (16.2 s): the ends of the long dips
+        // then show the cycles.
+        for end in [16.8, 16.2] {
+            let (mut ts, mut us) = (Vec::new(), Vec::new());
+            let mut t = 0.0;
+            while t < end {
+                let u = if t < 4.0 {
+                    if t % 0.5 < 0.25 {
+                        60.0
+                    } else {
+                        0.0
+                    }
+                } else if t >= 5.0 && (t - 5.0) % 5.5 < 0.4 {
+                    90.0
                 } else {
                     0.0
-                }
-            } else if t >= 5.0 && (t - 5.0) % 5.5 < 0.4 {
-                90.0
-            } else {
-                0.0
-            };
-            ts.push(t);
-            us.push(u);
-            t += 0.2;
+                };
+                ts.push(t);
+                us.push(u);
+                t += 0.2;
+            }
+            let a = analyse(&ts, &us, &params());
+            let p = a.period.expect("a provisional period");
+            assert!(p.provisional && p.cycles == 3, "{end}: {p:?}");
+            assert!((p.period_s - 5.5).abs() < 0.3, "{end}: {p:?}");
+            // Its dips are the long ones, not the warm-up's.
+            assert!(a.dip_s.is_some_and(|d| d > 4.5), "{end}: {:?}", a.dip_s);
         }
-        let a = analyse(&ts, &us, &params());
-        let p = a.period.expect("a provisional period");
-        assert!(p.provisional && p.cycles == 3, "{p:?}");
-        assert!((p.period_s - 5.5).abs() < 0.3, "{p:?}");
-        // Its dips are the long ones, not the warm-up's.
-        assert!(a.dip_s.is_some_and(|d| d > 4.5), "{:?}", a.dip_s);
+        // One burst earlier (the second long dip not yet ended) there is nothing to go on.
+        let (ts, us): (Vec<f64>, Vec<f32>) = (0..80)
+            .map(|i| {
+                let t = i as f64 * 0.2;
+                let on = (t < 4.0 && t % 0.5 < 0.25) || (t >= 5.0 && (t - 5.0) % 5.5 < 0.4);
+                (t, if on { 90.0 } else { 0.0 })
+            })
+            .unzip();
+        assert_eq!(analyse(&ts, &us, &params()).period, None);
     }
 
     #[test]
