@@ -53,6 +53,7 @@ fn demo_shows_panels_and_help_then_q_leaves_the_alternate_screen() {
         "1",
         "runs on the alternate screen"
     );
+    assert_eq!(t.format("#{cursor_flag}"), "0", "the cursor is hidden");
 
     t.keys(&["?"]);
     let help = t.wait_for("the help overlay", |s| s.contains("Keys (Esc closes)"));
@@ -63,6 +64,7 @@ fn demo_shows_panels_and_help_then_q_leaves_the_alternate_screen() {
     t.keys(&["q"]);
     assert_eq!(t.wait_exit(), 0);
     assert_eq!(t.format("#{alternate_on}"), "0", "alternate screen left");
+    assert_eq!(t.format("#{cursor_flag}"), "1", "the cursor is shown again");
     let after = t.capture();
     assert!(
         !after.contains("GPU 0 ·"),
@@ -152,4 +154,5 @@ fn sigterm_restores_the_terminal() {
     assert!(status.success());
     assert_eq!(t.wait_exit(), 0);
     assert_eq!(t.format("#{alternate_on}"), "0", "alternate screen left");
+    assert_eq!(t.format("#{cursor_flag}"), "1", "the cursor is shown again");
 }

@@ -37,9 +37,12 @@ pub fn init() -> io::Result<Term> {
     ratatui::Terminal::new(TermBackend::new(io::stdout()))
 }
 
-/// Leave raw mode and the alternate screen (safe to call more than once).
+/// Leave raw mode and the alternate screen and show the cursor again (safe to call more than
+/// once). (ratatui's terminal queues its own "show the cursor" when dropped, into a frame that
+/// is never written.)
 pub fn restore() {
-    ratatui::restore();
+    let _ = terminal::disable_raw_mode();
+    let _ = crossterm::execute!(io::stdout(), terminal::LeaveAlternateScreen, Show);
 }
 
 fn set_panic_hook() {
@@ -69,6 +72,14 @@ impl<W: Write> TermBackend<W> {
             out: Vec::with_capacity(64 * 1024),
             size: std::cell::Cell::new(None),
         }
+    }
+
+    /// A backend for a terminal of a known size (one that is not asked: a file, a pipe, a
+    /// benchmark's sink).
+    pub fn sized(writer: W, size: Size) -> Self {
+        let b = TermBackend::new(writer);
+        b.size.set(Some(size));
+        b
     }
 
     /// The terminal was resized: ask its size again before the next frame.

@@ -33,9 +33,10 @@ impl Tmux {
         };
         // No config file from the machine running the tests. The shell around gpulse writes its
         // exit status to a file (it waits for its child; tmux's own pane status is not reliable
-        // when several servers run at once).
+        // when several servers run at once), then keeps the pane alive for a while: the modes of
+        // a dead pane (its cursor's visibility) are not what the program left.
         let cmd = format!(
-            "cd {home} && env XDG_CONFIG_HOME={home} TERM=xterm-256color {env} {BIN} {args}; echo $? > {home}/status",
+            "cd {home} && env XDG_CONFIG_HOME={home} TERM=xterm-256color {env} {BIN} {args}; echo $? > {home}/status; sleep 30",
             home = tmux._home.path().display()
         );
         tmux.run(&[
