@@ -129,14 +129,16 @@ fn main() {
     );
     // The same at 160x48 into a sink, escape sequences included, as the dashboard draws (its
     // own backend, the event panel copied while no event is logged): the UI thread's whole cost
-    // per tick, less the write to the terminal. (ratatui's crossterm backend is not measured
-    // here: with no terminal its size query runs `tput` on every frame.)
+    // per tick, less the write to the terminal. The backend is told its size: asked, it would
+    // give the size of the terminal the benchmark runs in (80x24 without one). (ratatui's
+    // crossterm backend is not measured here: with no terminal its size query runs `tput` on
+    // every frame.)
     gpulse::tui::init_tui_logging();
     tracing::info!(target: "gpulse::events", "watching 1 GPU(s) on sim every 250 ms");
-    let backend = gpulse::tui::term::TermBackend::new(std::io::sink());
+    let size = ratatui::layout::Size::new(160, 48);
+    let backend = gpulse::tui::term::TermBackend::sized(std::io::sink(), size);
     let mut term = ratatui::Terminal::new(backend).expect("terminal");
-    term.resize(ratatui::layout::Rect::new(0, 0, 160, 48))
-        .expect("resize");
+    assert_eq!(term.size().expect("size"), size);
     snapshot_to_frame(
         "snapshot -> frame, 1 GPU, 160x48, gpulse backend",
         &mut one,
