@@ -246,3 +246,36 @@ fn simulated_scenarios_get_their_verdicts_within_15_s() {
         "{raised:?}"
     );
 }
+
+#[test]
+fn a_long_cycle_idle_between_short_bursts_is_starvation_not_a_cadence() {
+    // A loader so slow that a batch arrives every 10 or 15 s and the GPU computes it in 1.5–2 s
+    // (85% of each cycle lost; H200 run 6: two workers delivering a pair of batches every 13 s,
+    // 99% lost); beside it, a cadence of the same period that leaves the GPU busy for most of
+    // each cycle.
+    for &period in &[10.0, 15.0] {
+        let slow = SynthJob::periodic(period, 0.85, 0.04, 7, 30.0 + 6.0 * period);
+        let (raised, verdict) = run(&slow, Polling::EveryWindow);
+        assert_eq!(
+            verdict,
+            FindingKind::InputStarvation,
+            "{period}: {raised:?}"
+        );
+        assert!(
+            raised.iter().all(|f| f.kind != FindingKind::PeriodicStall),
+            "{period}: {raised:?}"
+        );
+        let p = raised[0].evidence.period_s.expect("a period");
+        assert!((p - period).abs() <= 0.15 * period, "{period}: {p}");
+
+        let cadence = SynthJob::periodic(period, 0.3, 0.04, 7, 30.0 + 6.0 * period);
+        let (raised, verdict) = run(&cadence, Polling::EveryWindow);
+        assert_eq!(verdict, FindingKind::PeriodicStall, "{period}: {raised:?}");
+        assert!(
+            raised
+                .iter()
+                .all(|f| f.kind != FindingKind::InputStarvation),
+            "{period}: {raised:?}"
+        );
+    }
+}

@@ -36,8 +36,11 @@ pub struct DetectorConfig {
     pub period_agree: f64,
     /// Shortest period reported with a number (seconds); faster stalls are "shorter than 1 s".
     pub min_period_s: f64,
-    /// Periods at or above this (seconds) are checkpoint/eval pauses, not loader starvation.
+    /// Periods at or above this (seconds) are checkpoint/eval pauses, not loader starvation...
     pub stall_min_period_s: f64,
+    /// ... unless at least this share of each cycle is lost: a cadence leaves the GPU busy for
+    /// most of each cycle, a loader that slow leaves it idle between short bursts.
+    pub cadence_max_lost: f64,
     /// Least lost fraction for input starvation.
     pub starvation_min_lost: f64,
     /// Least lost fraction for a periodic stall.
@@ -90,6 +93,7 @@ impl Default for DetectorConfig {
             period_agree: 0.2,
             min_period_s: 1.0,
             stall_min_period_s: 8.0,
+            cadence_max_lost: 0.75,
             starvation_min_lost: 0.05,
             stall_min_lost: 0.05,
             high_lost: 0.25,
@@ -159,6 +163,7 @@ impl DetectorConfig {
                 3600.0,
                 " seconds",
             ),
+            ("cadence_max_lost", self.cadence_max_lost, 0.0, 1.0, ""),
             (
                 "starvation_min_lost",
                 self.starvation_min_lost,

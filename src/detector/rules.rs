@@ -298,7 +298,7 @@ pub fn per_gpu(
             };
             ev.signals.insert("busy_level".into(), a.busy_level);
             let dip = a.dip_s.unwrap_or(p.period_s * l);
-            if p.period_s >= cfg.stall_min_period_s {
+            if p.period_s >= cfg.stall_min_period_s && l < cfg.cadence_max_lost {
                 if l >= cfg.stall_min_lost {
                     out.push(Candidate {
                         kind: FindingKind::PeriodicStall,
