@@ -154,13 +154,10 @@ fn check(run: &str, label: &Label, r: &Report, input: &str, rows: &mut Vec<Strin
     let after = starving.map(|f| f.detected_at - begin);
     let truth = true_period(run, label);
     // A job labelled starving is flagged within 15 s of its start (or onset) whenever the
-    // detector names it at all; a miss is allowed only where the label accepts it (`also`). An
-    // nvidia-smi log keeps only the latest 200 ms window of each 250 ms poll and so misses some
-    // of the short bursts of a long-period job: it gets six periods.
-    let limit = match truth {
-        Some(p) if input == "smi.csv" => (6.0 * p).max(15.0),
-        _ => 15.0,
-    };
+    // detector names it at all; a miss is allowed only where the label accepts it (`also`). The
+    // same holds for the nvidia-smi logs, whose utilization misses some single-window bursts:
+    // their power column shows them (`POWER_BURST_W`).
+    let limit = 15.0;
     if STARVING_KINDS.contains(&label.verdict) && STARVING_KINDS.contains(&g.verdict) {
         match after {
             Some(a) if a <= limit => {}
@@ -421,10 +418,11 @@ fn the_start_of_the_second_run_is_idle_despite_a_blip() {
 }
 
 /// Run 6, recorded after the detector was last changed and not tuned on (README of its
-/// directory): the recordings of the 3 s loader and of the healthy → starving → healthy job get
-/// their label within the bound; the logs and the 13 s job are in the printed table (their misses
-/// are limits the README states: an nvidia-smi log that sees one burst in three, and four cycles
-/// of a 13 s period that a 48 s job does not hold).
+/// directory): the 3 s loader (recording and log) and the healthy → starving → healthy job's
+/// recording get their label within the bound; the transition's log and the 13 s job are in the
+/// printed table (their misses are limits the README states: four cycles of a 13 s period that a
+/// 48 s job does not hold, and a log whose utilization shows too few of the starving phase's
+/// bursts).
 #[test]
 fn the_sixth_run_is_named_from_its_recordings() {
     let cfg = DetectorConfig::default();
@@ -435,7 +433,9 @@ fn the_sixth_run_is_named_from_its_recordings() {
             let path = data_of(RUN6).join(format!("{}.{input}", label.name));
             let r = analyze_path(&path, None, &cfg).expect("analyze");
             let e = check(RUN6, &label, &r, input, &mut rows);
-            if input == "ndjson.zst" && label.name != "starved_6s" {
+            let known_miss =
+                label.name == "starved_6s" || (label.name == "transition" && input == "smi.csv");
+            if !known_miss {
                 errors.extend(e);
             }
         }

@@ -11,9 +11,13 @@ const T0: f64 = 1_800_000_000.0;
 const GIB: u64 = 1 << 30;
 
 fn system(n: u32) -> SystemInfo {
+    system_of("test", n)
+}
+
+fn system_of(backend: &str, n: u32) -> SystemInfo {
     SystemInfo {
         hostname: "h".into(),
-        backend: "test".into(),
+        backend: backend.into(),
         devices: (0..n)
             .map(|i| DeviceInfo {
                 index: i,
@@ -35,7 +39,17 @@ fn run(
     secs: f64,
     f: impl Fn(u32, f64) -> Metrics,
 ) -> (Engine, Vec<(FindingKind, u32, Severity, f64)>) {
-    let mut e = Engine::new(system(n), EngineConfig::default());
+    run_on(system(n), secs, f)
+}
+
+/// [`run`] on a system of its own (its backend, its GPUs).
+fn run_on(
+    system: SystemInfo,
+    secs: f64,
+    f: impl Fn(u32, f64) -> Metrics,
+) -> (Engine, Vec<(FindingKind, u32, Severity, f64)>) {
+    let n = system.devices.len() as u32;
+    let mut e = Engine::new(system, EngineConfig::default());
     let mut raised = Vec::new();
     let mut k = 1;
     while k as f64 * 0.25 <= secs {
@@ -193,4 +207,41 @@ fn gpus_of_one_job_differing_by_more_than_10_points_are_imbalanced() {
         ..busy(40)
     });
     assert!(raised.is_empty(), "{raised:?}");
+}
+
+/// A job that computes one 200 ms window every 4 s from t = 2 s, polled every 250 ms like an
+/// nvidia-smi log that read its third and fourth bursts as 0% (a poll sees one window of each
+/// 250 ms), while the power (a 1 s average) rose by 25 W over 120 W at every burst.
+#[test]
+fn a_log_takes_the_bursts_its_utilization_missed_from_its_power() {
+    let job = |_: u32, rel: f64| {
+        let k = ((rel - 2.0) / 4.0).floor();
+        let phase = rel - 2.0 - 4.0 * k;
+        let burst = rel >= 2.0 && phase < 0.25;
+        let missed = k == 2.0 || k == 3.0;
+        Metrics {
+            util_gpu: Some(if burst && !missed { 40.0 } else { 0.0 }),
+            mem_used_bytes: Some(7 * GIB),
+            power_w: Some(if rel >= 2.0 && phase < 1.0 {
+                145.0
+            } else {
+                120.0
+            }),
+            ..Default::default()
+        }
+    };
+    let named = |backend: &str| {
+        let (_, raised) = run_on(system_of(backend, 1), 40.0, job);
+        raised
+            .iter()
+            .find(|r| r.0 == FindingKind::InputStarvation)
+            .map(|r| r.3)
+    };
+    // From a log: named as the third burst (at 10 s, read as 0%) arrives.
+    let log = named(gpulse::backend::smi_csv::BACKEND).expect("named from the log");
+    assert!((10.0..=10.5).contains(&log), "named at {log} s");
+    // Where every driver window is read (NVML), a 0% window is no missed burst: the same
+    // readings have bursts at 2, 6, 18, 22 and 26 s, three evenly spaced only from 26 s.
+    let windows = named("nvml");
+    assert!(windows.is_none_or(|t| t >= 22.0), "named at {windows:?} s");
 }

@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use super::SampleSource;
 use crate::model::{throttle, DeviceInfo, GpuReading, Sample, SystemInfo, UnixTime, UtilWindow};
 
+/// The backend name of a system read from an nvidia-smi log (`SystemInfo::backend`).
+pub const BACKEND: &str = "nvidia-smi-csv";
+
 /// Rows of one GPU closer than this re-read the same driver window (no new window).
 pub const MIN_WINDOW_S: f64 = 0.15;
 const MIB: f64 = 1048576.0;
@@ -376,7 +379,7 @@ impl SmiCsvSource {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-                backend: "nvidia-smi-csv".into(),
+                backend: BACKEND.into(),
                 ..Default::default()
             },
             ids: HashMap::new(),

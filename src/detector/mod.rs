@@ -61,6 +61,10 @@ struct GpuState {
     analysed_at: UnixTime,
     low_since: f32,
     high_since: f32,
+    /// The last power reading of a polled source and the time of its tick (see
+    /// [`POWER_BURST_W`]).
+    last_power: Option<f64>,
+    power_t: Option<UnixTime>,
     /// When a dip's start and a dip's end last brought an evaluation forward
     /// ([`Self::deep_edge_arrives`]).
     early_eval_at: [Option<UnixTime>; 2],
@@ -207,6 +211,9 @@ pub struct Detector {
     /// Format a refreshed finding's summary text only when it clears or is asked for
     /// ([`Self::refresh_summaries`]), not at every evaluation that changes its numbers.
     defer_text: bool,
+    /// The utilization windows are polled readings, one per poll (an nvidia-smi log): a burst
+    /// they missed may show in the power (see [`POWER_BURST_W`]).
+    polled: bool,
 }
 
 impl Detector {
@@ -229,6 +236,7 @@ impl Detector {
             analysis_scratch: signal::Scratch::default(),
             revision: 0,
             defer_text: false,
+            polled: system.backend == crate::backend::smi_csv::BACKEND,
         }
     }
 
@@ -271,7 +279,13 @@ impl Detector {
         let mut early = false;
         for (state, h) in self.gpus.iter_mut().zip(gpus) {
             let prev = state.us.back().copied();
-            absorb(state, h, t - self.config.window_s, &mut self.scratch);
+            absorb(
+                state,
+                h,
+                t - self.config.window_s,
+                &mut self.scratch,
+                self.polled,
+            );
             early |= state.deep_edge_arrives(prev, &self.scratch, t, &params);
         }
         let interval = self.config.eval_interval_s;
@@ -566,8 +580,25 @@ impl Detector {
     }
 }
 
+/// A rise of the power reading from one tick to the next of at least this many watts (and this
+/// share of the earlier reading), on a tick whose polled utilization shows no activity, is a
+/// burst the reading missed: a source without driver windows (an nvidia-smi log) sees one 200 ms
+/// window per poll and misses some single-window bursts, while the power, a ~1 s average, rises
+/// at every one (H200: 12–27 W over 120 W idle; no such rise on the idle, memory-hog, healthy,
+/// checkpoint or host-bound traces).
+const POWER_BURST_W: f64 = 6.0;
+const POWER_BURST_SHARE: f64 = 0.04;
+
 /// Append the utilization that arrived since the last tick and drop what left the window.
-fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut Vec<(f64, f32)>) {
+/// `polled`: the source's windows are polled readings, one per poll (an nvidia-smi log), not
+/// every driver window.
+fn absorb(
+    state: &mut GpuState,
+    h: &GpuHistory,
+    keep_from: UnixTime,
+    fresh: &mut Vec<(f64, f32)>,
+    polled: bool,
+) {
     let last = state.last_t;
     fresh.clear();
     if h.util.is_empty() {
@@ -590,6 +621,9 @@ fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut
         }
         fresh.reverse();
     }
+    if polled || h.util.is_empty() {
+        missed_burst(state, h, fresh);
+    }
     for &(t, u) in fresh.iter() {
         state.ts.push_back(t);
         state.us.push_back(u);
@@ -602,6 +636,34 @@ fn absorb(state: &mut GpuState, h: &GpuHistory, keep_from: UnixTime, fresh: &mut
         state.ts.pop_front();
         if let Some(u) = state.us.pop_front() {
             state.hist.remove(u);
+        }
+    }
+}
+
+/// A polled reading that shows no activity on a tick whose power rose (see [`POWER_BURST_W`])
+/// becomes the busy level of the window's active readings (with none yet there is no scale, and
+/// it stays as it is).
+fn missed_burst(state: &mut GpuState, h: &GpuHistory, fresh: &mut [(f64, f32)]) {
+    let Some(tk) = h
+        .ticks
+        .last()
+        .filter(|tk| state.power_t.is_none_or(|t| tk.t > t))
+    else {
+        return;
+    };
+    state.power_t = Some(tk.t);
+    let power = tk.metrics.power_w;
+    let rose = match (state.last_power, power) {
+        (Some(q), Some(p)) => p - q >= POWER_BURST_W.max(POWER_BURST_SHARE * q),
+        _ => false,
+    };
+    state.last_power = power.or(state.last_power);
+    if !rose {
+        return;
+    }
+    if let (Some(m), Some(reading)) = (state.hist.busy_level(), fresh.last_mut()) {
+        if !state.hist.active(reading.1 as f64) {
+            reading.1 = m as f32;
         }
     }
 }

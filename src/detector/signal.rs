@@ -204,6 +204,17 @@ impl WindowHist {
         }
     }
 
+    /// The busy level of the window's samples, as an analysis takes it (the 90th percentile of
+    /// the active ones; `None` with none).
+    pub fn busy_level(&self) -> Option<f64> {
+        (self.n_act > 0).then(|| percentile_hist(&self.act, self.n_act, 0.9))
+    }
+
+    /// Whether `u` shows activity (at or above the threshold).
+    pub fn active(&self, u: f64) -> bool {
+        u >= self.active_util
+    }
+
     /// A sample (one that entered) left the window.
     pub fn remove(&mut self, u: f32) {
         let b = bin(u);
