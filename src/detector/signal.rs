@@ -44,6 +44,10 @@ const EARLY_MIN_LOST: f64 = 0.25;
 /// levels: a burst the 200 ms window caught only in part still ends a dip.
 const BURST_BAND: (f64, f64) = (0.3, 0.35);
 
+/// Dips at least this long (seconds, median) are never missed by the sampling, so a period is
+/// not halved on their account (see [`find_period`]).
+const MISSABLE_DIP_S: f64 = 1.0;
+
 /// The band used when the normal one finds no period: shallow regular dips (short gaps that a
 /// 200 ms window only partly covers).
 const SHALLOW: (f64, f64) = (0.8, 0.95);
@@ -405,11 +409,18 @@ pub fn analyse_window(
         spacings.extend(starts.windows(2).map(|w| w[1] - w[0]));
         // The period search only counts the spacings, in any order.
         let spacing = median(spacings);
+        lens.clear();
+        lens.extend(
+            dips.iter()
+                .filter(|d| !d.open_start)
+                .filter_map(|d| d.end.map(|e| e - d.start)),
+        );
+        let dip_len = median(lens);
         let mut found = match spacing {
             Some(sp) if starts.len() >= early_cycles(p) => find_period(
                 ts,
                 us,
-                (a.mean, h),
+                (a.mean, h, dip_len),
                 (starts, spacings, sp),
                 whole_hist,
                 p,
@@ -434,7 +445,7 @@ pub fn analyse_window(
                 found = find_period(
                     ts,
                     us,
-                    (a.mean, h),
+                    (a.mean, h, dip_len),
                     (tail, &tail_spacings, sp),
                     whole_hist,
                     p,
@@ -669,7 +680,7 @@ enum Periodicity {
 fn find_period(
     ts: &[f64],
     us: &[f32],
-    (mean, busy_level): (f64, f64),
+    (mean, busy_level, dip_len): (f64, f64, Option<f64>),
     (starts, spacings, spacing): (&[f64], &[f64], f64),
     whole_hist: Option<&[u32; 101]>,
     p: &SignalParams,
@@ -740,8 +751,11 @@ fn find_period(
         .fold(f64::MIN, f64::max);
     let mut acf_s = acf_s;
     let mut period_s = (acf_s + spacing) / 2.0;
-    if r_half >= 0.4 * best_r {
-        // As regular at half the lag: every other dip was missed, or the period is too short.
+    // As regular at half the lag: every other dip was missed, or the period is too short. Only
+    // dips short enough to fall between samples can be missed: with longer ones (a checkpoint's
+    // pause, a slow loader's wait) the dip starts show the period as it is.
+    let missable = dip_len.is_none_or(|d| d < MISSABLE_DIP_S);
+    if r_half >= 0.4 * best_r && missable {
         if acf_s / 2.0 >= 0.9 * p.min_period_s {
             acf_s /= 2.0;
             period_s = acf_s;
