@@ -17,6 +17,7 @@ use gpulse::model::{Finding, FindingKind};
 const RUN1: &str = "h200-2026-12-02-gpulse";
 const RUN2: &str = "h200-2026-12-02-gpulse-run2";
 const RUN6: &str = "h200-2026-12-03-gpulse-run6";
+const RUN7: &str = "h200-2026-12-03-gpulse-run7";
 
 fn data_of(run: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -35,6 +36,7 @@ struct Label {
     also: Vec<FindingKind>,
     not: Vec<FindingKind>,
     start: f64,
+    end: Option<f64>,
     onset: Option<f64>,
     recovered: Option<f64>,
     why: String,
@@ -62,6 +64,7 @@ fn labels(run: &str) -> Vec<Label> {
             also: kinds(l.get("also")),
             not: kinds(l.get("not")),
             start: l["start"].as_f64().expect("start"),
+            end: l.get("end").and_then(|o| o.as_f64()),
             onset: l.get("onset").and_then(|o| o.as_f64()),
             recovered: l.get("recovered").and_then(|o| o.as_f64()),
             why: l["why"].as_str().unwrap_or("").to_string(),
@@ -459,7 +462,7 @@ fn the_sixth_run_is_named_from_its_recordings() {
     // job ended), never as a checkpoint or eval cadence.
     let r = analyze_path(&data_of(RUN6).join("whole_run.ndjson.zst"), None, &cfg).expect("analyze");
     let label = label_of(RUN6, "starved_6s");
-    let end = label_of(RUN6, "transition").start;
+    let end = label.end.expect("the job's end");
     let in_job = |f: &&Finding| f.start >= label.start - 10.0 && f.start <= end;
     let named: Vec<&Finding> = r.gpus[0].findings.iter().filter(in_job).collect();
     assert!(
@@ -472,5 +475,57 @@ fn the_sixth_run_is_named_from_its_recordings() {
     assert!(
         named.iter().all(|f| f.kind != FindingKind::PeriodicStall),
         "{named:?}"
+    );
+}
+
+/// Run 7, not tuned on (README of its directory): a checkpoint cadence is a periodic stall and
+/// never starvation (the whole run included: its period was once halved into starvation), and a
+/// loader that delivers a batch every 10 s is starvation with its period, named after four
+/// cycles (six periods from the log).
+#[test]
+fn the_seventh_run_tells_a_checkpoint_cadence_from_a_slow_loader() {
+    let cfg = DetectorConfig::default();
+    let mut rows = Vec::new();
+    let mut errors = Vec::new();
+    for label in labels(RUN7) {
+        for input in ["ndjson.zst", "smi.csv"] {
+            let path = data_of(RUN7).join(format!("{}.{input}", label.name));
+            let r = analyze_path(&path, None, &cfg).expect("analyze");
+            for e in check(RUN7, &label, &r, input, &mut rows) {
+                // A period of 8 s or more needs four cycles: allowed six periods.
+                let after = e
+                    .split("after Some(")
+                    .nth(1)
+                    .and_then(|x| x.split(')').next())
+                    .and_then(|x| x.parse::<f64>().ok());
+                if !after.is_some_and(|a| label.name == "starved_10s" && a <= 60.0) {
+                    errors.push(e);
+                }
+            }
+            let g = &r.gpus[0];
+            if label.name == "starved_10s" {
+                let p = g
+                    .findings
+                    .iter()
+                    .find(|f| f.kind == FindingKind::InputStarvation)
+                    .and_then(|f| f.evidence.period_s);
+                assert!(p.is_some_and(|p| (p - 10.0).abs() < 1.0), "{input}: {p:?}");
+            }
+        }
+    }
+    println!("{}", rows.join("\n"));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let r = analyze_path(&data_of(RUN7).join("whole_run.ndjson.zst"), None, &cfg).expect("analyze");
+    let checkpoint = label_of(RUN7, "checkpoint");
+    let end = checkpoint.end.expect("the checkpoint job's end");
+    assert!(
+        !r.gpus[0]
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::InputStarvation
+                && f.start >= checkpoint.start - 10.0
+                && f.start <= end),
+        "{:?}",
+        r.gpus[0].findings
     );
 }
