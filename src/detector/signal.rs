@@ -481,16 +481,18 @@ pub fn analyse_window(
         // The first band describes the dips; a shallow band only adds a period it found.
         if k == 0 || !matches!(found, Periodicity::None) {
             // A period of the latest dips alone is described by those dips.
-            let from = tail_from
-                .filter(|_| matches!(found, Periodicity::Period(_)))
-                .unwrap_or(f64::MIN);
-            lens.clear();
-            lens.extend(
-                dips.iter()
-                    .filter(|d| !d.open_start && d.start >= from)
-                    .filter_map(|d| d.end.map(|e| e - d.start)),
-            );
-            a.dip_s = median(lens);
+            a.dip_s = match tail_from.filter(|_| matches!(found, Periodicity::Period(_))) {
+                None => dip_len,
+                Some(from) => {
+                    lens.clear();
+                    lens.extend(
+                        dips.iter()
+                            .filter(|d| !d.open_start && d.start >= from)
+                            .filter_map(|d| d.end.map(|e| e - d.start)),
+                    );
+                    median(lens)
+                }
+            };
             // The analysis takes the band's dips; its empty list becomes the spare.
             std::mem::swap(&mut a.dips, dips);
             a.spacing_s = spacing;
