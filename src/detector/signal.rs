@@ -409,13 +409,7 @@ pub fn analyse_window(
         spacings.extend(starts.windows(2).map(|w| w[1] - w[0]));
         // The period search only counts the spacings, in any order.
         let spacing = median(spacings);
-        lens.clear();
-        lens.extend(
-            dips.iter()
-                .filter(|d| !d.open_start)
-                .filter_map(|d| d.end.map(|e| e - d.start)),
-        );
-        let dip_len = median(lens);
+        let dip_len = median_dip(dips, f64::MIN, lens);
         let mut found = match spacing {
             Some(sp) if starts.len() >= early_cycles(p) => find_period(
                 ts,
@@ -441,12 +435,15 @@ pub fn analyse_window(
                 let Some((tail, sp)) = early_tail(cands, search_all, p) else {
                     continue;
                 };
-                let tail_spacings: Vec<f64> = tail.windows(2).map(|w| w[1] - w[0]).collect();
+                // The spacings of the whole window are no longer needed: their buffer takes the
+                // tail's.
+                spacings.clear();
+                spacings.extend(tail.windows(2).map(|w| w[1] - w[0]));
                 found = find_period(
                     ts,
                     us,
                     (a.mean, h, dip_len),
-                    (tail, &tail_spacings, sp),
+                    (tail, spacings, sp),
                     whole_hist,
                     p,
                     (grid, sums, rs),
@@ -483,15 +480,7 @@ pub fn analyse_window(
             // A period of the latest dips alone is described by those dips.
             a.dip_s = match tail_from.filter(|_| matches!(found, Periodicity::Period(_))) {
                 None => dip_len,
-                Some(from) => {
-                    lens.clear();
-                    lens.extend(
-                        dips.iter()
-                            .filter(|d| !d.open_start && d.start >= from)
-                            .filter_map(|d| d.end.map(|e| e - d.start)),
-                    );
-                    median(lens)
-                }
+                Some(from) => median_dip(dips, from, lens),
             };
             // The analysis takes the band's dips; its empty list becomes the spare.
             std::mem::swap(&mut a.dips, dips);
@@ -568,6 +557,18 @@ fn regime_since_last_drop(
     } else {
         scratch.recycle(tail.dips);
     }
+}
+
+/// The median length of the dips that began at or after `from` and ended in the window (`lens`
+/// a work buffer).
+fn median_dip(dips: &[Dip], from: f64, lens: &mut Vec<f64>) -> Option<f64> {
+    lens.clear();
+    lens.extend(
+        dips.iter()
+            .filter(|d| !d.open_start && d.start >= from)
+            .filter_map(|d| d.end.map(|e| e - d.start)),
+    );
+    median(lens)
 }
 
 /// Mark the dips of `us` (enter below `enter`, leave above `leave`) into `dips`. (Not inlined:
