@@ -3,9 +3,10 @@
 //! Each tick the detector takes the new driver utilization windows of every GPU into its own short
 //! buffer (cheap). Once per `eval_interval_s` of data time it analyses the last `window_s` of them
 //! ([`signal`]), summarises the recent ticks, and runs the [`rules`]; a deep dip (or the burst
-//! that ends one) that may complete a provisional period is evaluated at the tick it arrives. A candidate becomes a finding after
-//! `raise_after` positive evaluations in a row (starvation over a provisional period at once) and
-//! ends after `clear_after_s` without one, so the panel does not flicker.
+//! that ends one) that may complete a provisional period is evaluated at the tick it arrives. A
+//! candidate becomes a finding after `raise_after` positive evaluations in a row (starvation over
+//! a provisional period at once) and ends after `clear_after_s` without one, so the panel does not
+//! flicker.
 
 mod config;
 pub mod rules;
