@@ -114,7 +114,7 @@ impl GpuState {
 
     /// Whether a deep dip begins, or a burst ends one, among the `fresh` samples (`prev` the
     /// sample before them) that could complete a provisional period (see
-    /// [`signal::may_complete_early_period`]) on a GPU not yet called starving. Such an edge is
+    /// [`signal::completing_edge`]) on a GPU not yet called starving. Such an edge is
     /// evaluated at once rather than at the next evaluation (up to `eval_interval_s` later); each
     /// kind of edge at most once per shortest provisional period.
     fn deep_edge_arrives(
@@ -136,11 +136,9 @@ impl GpuState {
         }
         let mut prev = prev;
         for &(_, u) in fresh {
-            if let Some(edge) = prev.and_then(|v| signal::deep_edge(a, v, u, p)) {
+            if let Some(edge) = prev.and_then(|v| signal::completing_edge(a, v, u, p)) {
                 let last = &mut self.early_eval_at[edge as usize];
-                if last.is_none_or(|e| t - e >= signal::EARLY_MIN_PERIOD_S)
-                    && signal::may_complete_early_period(a, edge, p)
-                {
+                if last.is_none_or(|e| t - e >= signal::EARLY_MIN_PERIOD_S) {
                     *last = Some(t);
                     return true;
                 }

@@ -43,6 +43,14 @@ const EARLY_MIN_LOST: f64 = 0.25;
 /// The band of a GPU idle most of the time and busy in bursts, as shares of the normal band's
 /// levels: a burst the 200 ms window caught only in part still ends a dip.
 const BURST_BAND: (f64, f64) = (0.3, 0.35);
+/// Busy readings that last at least this long are steady work: a level change begins where the
+/// last such stretch ends (shorter ones are bursts between dips, which a starving job has and a
+/// poll may fill in at the busy level).
+const SUSTAINED_BUSY_S: f64 = 1.0;
+/// Most share of the readings since such a drop that may be back at the old level for them to
+/// be a regime of their own (H200 logs: a 4.2 s loader after steady work 2–5%; a slightly slow
+/// loader, the same work throughout, 39–42%).
+const REGIME_MAX_BUSY_SHARE: f64 = 0.2;
 
 /// Dips at least this long (seconds, median) are never missed by the sampling, so a period is
 /// not halved on their account (see [`find_period`]).
@@ -110,6 +118,32 @@ pub struct Analysis {
     pub recent_mean: f64,
     pub recent_p10: f64,
     pub recent_p90: f64,
+    /// The samples since a level change (see [`regime_since_last_drop`]) when they were analysed
+    /// on their own and held no period yet: the dip edges a provisional period of theirs would
+    /// need are judged against their busy level.
+    pub regime: Option<Regime>,
+}
+
+/// The busy level and dip edges of the samples since a level change.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Regime {
+    pub busy_level: f64,
+    /// Dips that began after the drop, and dips that ended.
+    pub starts: usize,
+    pub ends: usize,
+}
+
+impl Analysis {
+    /// The busy levels a dip edge is judged against, with how many dip starts and ends each
+    /// holds: the window's, and the regime since a level change.
+    fn edge_levels(&self) -> impl Iterator<Item = Regime> + '_ {
+        let whole = Regime {
+            busy_level: self.busy_level,
+            starts: self.dips.iter().filter(|d| !d.open_start).count(),
+            ends: self.dips.iter().filter(|d| d.end.is_some()).count(),
+        };
+        std::iter::once(whole).chain(self.regime)
+    }
 }
 
 /// Percentile of integer-percent values via a histogram (O(n), no sort).
@@ -526,8 +560,9 @@ fn regime_since_last_drop(
     scratch: &mut Scratch,
 ) {
     let h = a.busy_level;
-    // Backwards to the last busy reading (at once on a busy GPU), then forwards to the drop.
-    let Some(last_busy) = us.iter().rposition(|u| *u as f64 > p.dip_leave * h) else {
+    // Backwards to the last sustained busy stretch (at once on a busy GPU), then forwards to the
+    // drop.
+    let Some(last_busy) = last_sustained_busy(ts, us, p.dip_leave * h) else {
         return;
     };
     let Some(from) = us[last_busy..]
@@ -545,6 +580,15 @@ fn regime_since_last_drop(
     if ts[ts.len() - 1] - drop < p.min_cycles as f64 * p.min_period_s {
         return;
     }
+    // Mostly below the old level since: bursts between long waits, not the same work with
+    // shorter stretches.
+    let busy = us[from..]
+        .iter()
+        .filter(|u| **u as f64 > p.dip_leave * h)
+        .count();
+    if busy as f64 > REGIME_MAX_BUSY_SHARE * (us.len() - from) as f64 {
+        return;
+    }
     let tail = analyse_window(&ts[from..], &us[from..], p, None, scratch);
     if tail.period.is_some() {
         a.busy_level = tail.busy_level;
@@ -555,8 +599,30 @@ fn regime_since_last_drop(
         a.period = tail.period;
         a.too_fast = false;
     } else {
+        a.regime = Some(Regime {
+            busy_level: tail.busy_level,
+            starts: tail.dips.iter().filter(|d| !d.open_start).count(),
+            ends: tail.dips.iter().filter(|d| d.end.is_some()).count(),
+        });
         scratch.recycle(tail.dips);
     }
+}
+
+/// The last reading of the latest stretch of readings all above `level` that lasts at least
+/// [`SUSTAINED_BUSY_S`]: steady work, not a burst between dips.
+fn last_sustained_busy(ts: &[f64], us: &[f32], level: f64) -> Option<usize> {
+    let mut run_end = None;
+    for i in (0..us.len()).rev() {
+        if us[i] as f64 > level {
+            let end = *run_end.get_or_insert(i);
+            if ts[end] - ts[i] >= SUSTAINED_BUSY_S {
+                return Some(end);
+            }
+        } else {
+            run_end = None;
+        }
+    }
+    None
 }
 
 /// The median length of the dips that began at or after `from` and ended in the window (`lens`
@@ -641,30 +707,39 @@ fn lagged_sums(grid: &[f64], max_lag: usize, out: &mut Vec<f64>) {
     }
 }
 
-/// `m` points from `ts[0]` every `grid_s`, each the last reading at or before it (1 ns of slack)
-/// minus `mean`, into `grid`. Each reading fills the points before the next reading's time and
-/// the last reading the rest: the same points as walking the readings forward from each point.
+/// `m` cells of `grid_s` from `ts[0]`, each the time-weighted mean of the readings held over it
+/// (a reading holds until the next one; the last to the end of the grid) minus `mean`, into
+/// `grid`. Every reading counts: readings as far apart as the cells (200 ms driver windows on a
+/// 0.2 s grid) drift against them, and taking one reading per point dropped the reading whose
+/// hold fell between two points, a one-window burst included.
 /// (Not inlined: on its own the loop keeps its values in registers.)
 #[inline(never)]
 fn resample(ts: &[f64], us: &[f32], mean: f64, grid_s: f64, m: usize, grid: &mut Vec<f64>) {
     grid.clear();
-    let (Some(&t0), Some(&last)) = (ts.first(), us.get(ts.len().saturating_sub(1))) else {
+    grid.resize(m, 0.0);
+    let Some(&t0) = ts.first() else {
         return;
     };
-    // Every point the readings before the last do not reach holds the last.
-    grid.resize(m, last as f64 - mean);
-    let mut points = grid.iter_mut();
-    // Counts the points exactly (integers below 2^53), so it equals `k as f64`.
-    let mut kf = 0.0f64;
-    'readings: for (&next, &u) in ts[1..].iter().zip(us) {
-        let v = u as f64 - mean;
-        while t0 + kf * grid_s + 1e-9 < next {
-            let Some(point) = points.next() else {
-                break 'readings;
-            };
-            *point = v;
-            kf += 1.0;
+    let end = t0 + m as f64 * grid_s;
+    let n = ts.len().min(us.len());
+    for i in 0..n {
+        let from = ts[i];
+        let to = ts
+            .get(i + 1)
+            .filter(|_| i + 1 < n)
+            .map_or(end, |t| t.min(end));
+        let v = us[i] as f64 - mean;
+        let mut x = from;
+        let mut k = (((from - t0) / grid_s) as usize).min(m);
+        while x < to && k < m {
+            let y = to.min(t0 + (k + 1) as f64 * grid_s).max(x);
+            grid[k] += v * (y - x);
+            x = y;
+            k += 1;
         }
+    }
+    for g in grid.iter_mut() {
+        *g /= grid_s;
     }
 }
 
@@ -748,8 +823,12 @@ fn find_period(
     if (acf_s - spacing).abs() > p.period_agree * spacing {
         return Periodicity::None;
     }
-    let half = ((acf_s / 2.0 / grid_s).round() as usize).max(1);
-    let r_half = (half.saturating_sub(1).max(1)..=half + 1)
+    // The lags around half of it: the two either side, and one step further where a step is at
+    // most a tenth of the period (at a 1 s period a step is a fifth of it, and a step further
+    // already nears the period or zero).
+    let half = acf_s / 2.0 / grid_s;
+    let near = (0.1 * acf_s / grid_s).floor().min(1.0);
+    let r_half = (((half - near).floor() as usize).max(1)..=(half + near).ceil() as usize)
         .map(acf)
         .fold(f64::MIN, f64::max);
     let mut acf_s = acf_s;
@@ -838,30 +917,25 @@ pub enum DipEdge {
     End = 1,
 }
 
-/// Whether one more dip edge of this kind could complete a provisional period in the window `a`
-/// describes: a busy level high enough and enough such edges already.
-pub fn may_complete_early_period(a: &Analysis, edge: DipEdge, p: &SignalParams) -> bool {
-    let known = match edge {
-        DipEdge::Start => a.dips.iter().filter(|d| !d.open_start).count(),
-        DipEdge::End => a.dips.iter().filter(|d| d.end.is_some()).count(),
-    };
-    a.busy_level >= EARLY_MIN_BUSY * p.active_util && known + 1 >= early_cycles(p)
-}
-
-/// The edge of a dip as deep as a provisional period's that the step from `prev` to `u` makes
-/// against the busy level of `a`: a start from the level that ends a dip to at most
-/// [`EARLY_DEPTH`] of the busy level, or an end from at most that depth to the lowest level that
-/// ends a dip in any band.
-pub fn deep_edge(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> Option<DipEdge> {
-    let h = a.busy_level;
+/// The edge of a dip as deep as a provisional period's that the step from `prev` to `u` makes,
+/// when one more such edge could complete a provisional period in the window `a` describes (a
+/// busy level high enough and enough such edges already), judged against the window's busy level
+/// and then against the regime since a level change. A start falls from the level that ends a
+/// dip to at most [`EARLY_DEPTH`] of the busy level; an end rises from at most that depth to the
+/// lowest level that ends a dip in any band.
+pub fn completing_edge(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> Option<DipEdge> {
     let (prev, u) = (prev as f64, u as f64);
-    if prev >= p.dip_leave * h && u <= EARLY_DEPTH * h {
-        Some(DipEdge::Start)
-    } else if prev <= EARLY_DEPTH * h && u > BURST_BAND.1 * p.dip_leave * h {
-        Some(DipEdge::End)
-    } else {
-        None
-    }
+    a.edge_levels().find_map(|r| {
+        let h = r.busy_level;
+        let (edge, known) = if prev >= p.dip_leave * h && u <= EARLY_DEPTH * h {
+            (DipEdge::Start, r.starts)
+        } else if prev <= EARLY_DEPTH * h && u > BURST_BAND.1 * p.dip_leave * h {
+            (DipEdge::End, r.ends)
+        } else {
+            return None;
+        };
+        (h >= EARLY_MIN_BUSY * p.active_util && known + 1 >= early_cycles(p)).then_some(edge)
+    })
 }
 
 /// The latest dip edges (starts or ends) a provisional period needs, when their spacings agree as
@@ -1080,23 +1154,31 @@ mod tests {
         assert!(sums.is_empty());
     }
 
-    /// The grid as the period search built it before: from each point, walk the readings forward.
-    fn resample_by_point(ts: &[f64], us: &[f32], mean: f64, grid_s: f64, m: usize) -> Vec<f64> {
+    /// The time-weighted mean of the readings over each cell, from every cell's own overlaps (the
+    /// held readings walked for each cell).
+    fn resample_by_cell(ts: &[f64], us: &[f32], mean: f64, grid_s: f64, m: usize) -> Vec<f64> {
         let t0 = ts[0];
-        let mut grid = Vec::with_capacity(m);
-        let mut j = 0;
-        for k in 0..m {
-            let t = t0 + k as f64 * grid_s;
-            while j + 1 < ts.len() && ts[j + 1] <= t + 1e-9 {
-                j += 1;
-            }
-            grid.push(us[j] as f64 - mean);
-        }
-        grid
+        let end = t0 + m as f64 * grid_s;
+        (0..m)
+            .map(|k| {
+                let (a, b) = (t0 + k as f64 * grid_s, t0 + (k + 1) as f64 * grid_s);
+                let mut area = 0.0;
+                for i in 0..ts.len() {
+                    let to = if i + 1 < ts.len() {
+                        ts[i + 1].min(end)
+                    } else {
+                        end
+                    };
+                    let overlap = (to.min(b) - ts[i].max(a)).max(0.0);
+                    area += (us[i] as f64 - mean) * overlap;
+                }
+                area / grid_s
+            })
+            .collect()
     }
 
     #[test]
-    fn resampling_by_reading_equals_resampling_by_point_bit_for_bit() {
+    fn resampling_weighs_every_reading_by_the_time_it_holds() {
         let mut grid = Vec::new();
         // Regular, jittered, repeated and out-of-order times; grids finer and coarser than them.
         let mut cases: Vec<Vec<f64>> = vec![
@@ -1117,12 +1199,39 @@ mod tests {
                 let m = (span / grid_s).floor() as usize + 1;
                 for mean in [0.0, 41.7] {
                     resample(&ts, &us, mean, grid_s, m, &mut grid);
-                    let want = resample_by_point(&ts, &us, mean, grid_s, m);
-                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                    assert_eq!(bits(&grid), bits(&want), "grid {grid_s} mean {mean}");
+                    let want = resample_by_cell(&ts, &us, mean, grid_s, m);
+                    assert_eq!(grid.len(), m);
+                    for (k, (g, w)) in grid.iter().zip(&want).enumerate() {
+                        assert!((g - w).abs() < 1e-6, "grid {grid_s} mean {mean} cell {k}");
+                    }
                 }
             }
         }
+    }
+
+    /// Driver windows 199.99 ms apart on a 0.2 s grid drift against it: each burst of one window
+    /// still shows in the grid, at its full height where its window covers a cell, and the
+    /// grid's mean is the readings' time-weighted mean.
+    #[test]
+    fn resampling_keeps_one_window_bursts_that_fall_between_points() {
+        let ts: Vec<f64> = (0..500).map(|i| 100.0 + i as f64 * 0.19999).collect();
+        let us: Vec<f32> = (0..500)
+            .map(|i| if i % 21 == 5 { 22.0 } else { 0.0 })
+            .collect();
+        let m = ((ts[499] - ts[0]) / GRID_S).floor() as usize + 1;
+        let mut grid = Vec::new();
+        resample(&ts, &us, 0.0, GRID_S, m, &mut grid);
+        for (i, t) in ts.iter().enumerate().filter(|(i, _)| i % 21 == 5) {
+            let k = ((t - ts[0]) / GRID_S) as usize;
+            let around = grid[k] + grid.get(k + 1).copied().unwrap_or(0.0);
+            assert!((around - 22.0).abs() < 0.01, "window {i}: {around}");
+        }
+        let area: f64 = grid.iter().sum::<f64>() * GRID_S;
+        let held: f64 = (0..499)
+            .map(|i| us[i] as f64 * (ts[i + 1] - ts[i]))
+            .sum::<f64>()
+            + us[499] as f64 * (ts[0] + m as f64 * GRID_S - ts[499]);
+        assert!((area - held).abs() < 1e-6, "{area} {held}");
     }
 
     #[test]
