@@ -133,16 +133,13 @@ pub struct Regime {
     pub ends: usize,
 }
 
-impl Analysis {
-    /// The busy levels a dip edge is judged against, with how many dip starts and ends each
-    /// holds: the window's, and the regime since a level change.
-    fn edge_levels(&self) -> impl Iterator<Item = Regime> + '_ {
-        let whole = Regime {
-            busy_level: self.busy_level,
-            starts: self.dips.iter().filter(|d| !d.open_start).count(),
-            ends: self.dips.iter().filter(|d| d.end.is_some()).count(),
-        };
-        std::iter::once(whole).chain(self.regime)
+impl Regime {
+    /// How many dips of the regime have this edge.
+    fn edges(&self, edge: DipEdge) -> usize {
+        match edge {
+            DipEdge::Start => self.starts,
+            DipEdge::End => self.ends,
+        }
     }
 }
 
@@ -324,9 +321,18 @@ pub struct Scratch {
     ends: Vec<f64>,
     spacings: Vec<f64>,
     lens: Vec<f64>,
-    grid: Vec<f64>,
+    grid: Grid,
     sums: Vec<f64>,
     rs: Vec<f64>,
+}
+
+/// The period search's grid and what it was built from within the current analysis (the mean's
+/// and the step's bits, and the cell count): the bands and the searches of the latest dip edges
+/// use the same one.
+#[derive(Debug, Default)]
+struct Grid {
+    cells: Vec<f64>,
+    built: Option<(u64, u64, usize)>,
 }
 
 impl Scratch {
@@ -361,6 +367,8 @@ pub fn analyse_window(
         };
     }
     let (ts, us) = (&ts[..n], &us[..n]);
+    // A grid built for other samples is not this window's.
+    scratch.grid.built = None;
     let hist = hist.filter(|h| h.n as usize == n && h.active_util == p.active_util);
     let (all, act, n_act, sum, whole_window) = match hist {
         Some(h) => {
@@ -708,38 +716,44 @@ fn lagged_sums(grid: &[f64], max_lag: usize, out: &mut Vec<f64>) {
 }
 
 /// `m` cells of `grid_s` from `ts[0]`, each the time-weighted mean of the readings held over it
-/// (a reading holds until the next one; the last to the end of the grid) minus `mean`, into
-/// `grid`. Every reading counts: readings as far apart as the cells (200 ms driver windows on a
-/// 0.2 s grid) drift against them, and taking one reading per point dropped the reading whose
-/// hold fell between two points, a one-window burst included.
+/// (a reading holds until the next one, the last to the end of the grid; one that comes out of
+/// order holds from the latest time already seen) minus `mean`, into `grid`. Every reading counts:
+/// readings as far apart as the cells (200 ms driver windows on a 0.2 s grid) drift against them,
+/// and taking one reading per point dropped the reading whose hold fell between two points, a
+/// one-window burst included. Each cell is the difference of the readings' running integral at
+/// its two ends, so the walk costs what the point sampling did.
 /// (Not inlined: on its own the loop keeps its values in registers.)
 #[inline(never)]
 fn resample(ts: &[f64], us: &[f32], mean: f64, grid_s: f64, m: usize, grid: &mut Vec<f64>) {
     grid.clear();
-    grid.resize(m, 0.0);
-    let Some(&t0) = ts.first() else {
+    let n = ts.len().min(us.len());
+    let Some(&t0) = ts.first().filter(|_| n > 0) else {
         return;
     };
-    let end = t0 + m as f64 * grid_s;
-    let n = ts.len().min(us.len());
-    for i in 0..n {
-        let from = ts[i];
-        let to = ts
-            .get(i + 1)
-            .filter(|_| i + 1 < n)
-            .map_or(end, |t| t.min(end));
-        let v = us[i] as f64 - mean;
-        let mut x = from;
-        let mut k = (((from - t0) / grid_s) as usize).min(m);
-        while x < to && k < m {
-            let y = to.min(t0 + (k + 1) as f64 * grid_s).max(x);
-            grid[k] += v * (y - x);
-            x = y;
-            k += 1;
+    grid.reserve(m);
+    let inv = 1.0 / grid_s;
+    // Where the hold after reading `j` (which began at `from`) begins.
+    let next_start = |j: usize, from: f64| {
+        ts.get(j + 1)
+            .filter(|_| j + 1 < n)
+            .map_or(f64::INFINITY, |t| t.max(from))
+    };
+    // The reading held, where its hold began, the integral up to there, and where the next hold
+    // begins.
+    let (mut j, mut start, mut before) = (0usize, t0, 0.0f64);
+    let mut next = next_start(0, t0);
+    let mut at_last = 0.0f64;
+    for k in 1..=m {
+        let t = t0 + k as f64 * grid_s;
+        while next <= t {
+            before += us[j] as f64 * (next - start);
+            j += 1;
+            start = next;
+            next = next_start(j, start);
         }
-    }
-    for g in grid.iter_mut() {
-        *g /= grid_s;
+        let at = before + us[j] as f64 * (t - start);
+        grid.push((at - at_last) * inv - mean);
+        at_last = at;
     }
 }
 
@@ -762,7 +776,7 @@ fn find_period(
     (starts, spacings, spacing): (&[f64], &[f64], f64),
     whole_hist: Option<&[u32; 101]>,
     p: &SignalParams,
-    (grid, sums, rs): (&mut Vec<f64>, &mut Vec<f64>, &mut Vec<f64>),
+    (grid, sums, rs): (&mut Grid, &mut Vec<f64>, &mut Vec<f64>),
 ) -> Periodicity {
     let regular = spacings
         .iter()
@@ -777,8 +791,12 @@ fn find_period(
     // Long periods need no 0.2 s resolution: about 25 grid steps per period keep the search cheap.
     let grid_s = GRID_S.max(spacing / 25.0);
     let m = ((ts[ts.len() - 1] - t0) / grid_s).floor() as usize + 1;
-    resample(ts, us, mean, grid_s, m, grid);
-    let grid: &[f64] = grid;
+    let key = (mean.to_bits(), grid_s.to_bits(), m);
+    if grid.built != Some(key) {
+        resample(ts, us, mean, grid_s, m, &mut grid.cells);
+        grid.built = Some(key);
+    }
+    let grid: &[f64] = &grid.cells;
     let lo = ((0.5 * spacing / grid_s).floor() as usize).max(1);
     let hi = ((1.5 * spacing / grid_s).ceil() as usize).min(m * 2 / 3);
     // Every lag the search reads (0 for the variance, half lags, lo − 1 ..= hi + 1) in one pass.
@@ -924,18 +942,31 @@ pub enum DipEdge {
 /// dip to at most [`EARLY_DEPTH`] of the busy level; an end rises from at most that depth to the
 /// lowest level that ends a dip in any band.
 pub fn completing_edge(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> Option<DipEdge> {
-    let (prev, u) = (prev as f64, u as f64);
-    a.edge_levels().find_map(|r| {
-        let h = r.busy_level;
-        let (edge, known) = if prev >= p.dip_leave * h && u <= EARLY_DEPTH * h {
-            (DipEdge::Start, r.starts)
-        } else if prev <= EARLY_DEPTH * h && u > BURST_BAND.1 * p.dip_leave * h {
-            (DipEdge::End, r.ends)
-        } else {
-            return None;
+    let enough =
+        |h: f64, known: usize| h >= EARLY_MIN_BUSY * p.active_util && known + 1 >= early_cycles(p);
+    let whole = step_edge(a.busy_level, prev, u, p).filter(|edge| {
+        let known = match edge {
+            DipEdge::Start => a.dips.iter().filter(|d| !d.open_start).count(),
+            DipEdge::End => a.dips.iter().filter(|d| d.end.is_some()).count(),
         };
-        (h >= EARLY_MIN_BUSY * p.active_util && known + 1 >= early_cycles(p)).then_some(edge)
+        enough(a.busy_level, known)
+    });
+    whole.or_else(|| {
+        let r = a.regime?;
+        step_edge(r.busy_level, prev, u, p).filter(|edge| enough(r.busy_level, r.edges(*edge)))
     })
+}
+
+/// The dip edge the step from `prev` to `u` makes against busy level `h`, if any.
+fn step_edge(h: f64, prev: f32, u: f32, p: &SignalParams) -> Option<DipEdge> {
+    let (prev, u) = (prev as f64, u as f64);
+    if prev >= p.dip_leave * h && u <= EARLY_DEPTH * h {
+        Some(DipEdge::Start)
+    } else if prev <= EARLY_DEPTH * h && u > BURST_BAND.1 * p.dip_leave * h {
+        Some(DipEdge::End)
+    } else {
+        None
+    }
 }
 
 /// The latest dip edges (starts or ends) a provisional period needs, when their spacings agree as
@@ -1155,21 +1186,25 @@ mod tests {
     }
 
     /// The time-weighted mean of the readings over each cell, from every cell's own overlaps (the
-    /// held readings walked for each cell).
+    /// held readings walked for each cell; one out of order holds from the latest time seen).
     fn resample_by_cell(ts: &[f64], us: &[f32], mean: f64, grid_s: f64, m: usize) -> Vec<f64> {
         let t0 = ts[0];
         let end = t0 + m as f64 * grid_s;
+        // Where each reading's hold begins: its time, or the latest time seen before it.
+        let starts: Vec<f64> = ts
+            .iter()
+            .scan(f64::MIN, |latest, t| {
+                *latest = latest.max(*t);
+                Some(*latest)
+            })
+            .collect();
         (0..m)
             .map(|k| {
                 let (a, b) = (t0 + k as f64 * grid_s, t0 + (k + 1) as f64 * grid_s);
                 let mut area = 0.0;
                 for i in 0..ts.len() {
-                    let to = if i + 1 < ts.len() {
-                        ts[i + 1].min(end)
-                    } else {
-                        end
-                    };
-                    let overlap = (to.min(b) - ts[i].max(a)).max(0.0);
+                    let to = if i + 1 < ts.len() { starts[i + 1] } else { end };
+                    let overlap = (to.min(b) - starts[i].max(a)).max(0.0);
                     area += (us[i] as f64 - mean) * overlap;
                 }
                 area / grid_s
