@@ -1,7 +1,8 @@
 //! Frame render time: 8 simulated GPUs with 10 minutes of history at 200×60, and a new snapshot
 //! to a drawn frame for 1 GPU at 80×24 and at 160×48. Run with `cargo bench --bench render`;
 //! `GPULSE_BENCH_PAUSE_MS=250` pauses before each snapshot-to-frame tick as the dashboard does
-//! (cold caches: the cost a real tick pays).
+//! (cold caches: the cost a real tick pays); `GPULSE_BENCH_ONLY=160x48` runs only the sections
+//! whose name holds that text (to profile one).
 
 use std::time::Instant;
 
@@ -53,12 +54,21 @@ fn stats(name: &str, mut us: Vec<f64>) {
 }
 
 fn frames(name: &str, app: &App, w: u16, h: u16, n: usize) {
+    if !wanted(name) {
+        return;
+    }
     let mut term = OffscreenTerminal::new(w, h).expect("offscreen terminal");
     // Warm up: the first frame allocates the buffers.
     for _ in 0..5 {
         term.draw(app).expect("draw");
     }
     measure(name, n, || term.draw(app).expect("draw"));
+}
+
+/// Whether the section `name` runs: all of them, or with `GPULSE_BENCH_ONLY=TEXT` those whose
+/// name holds TEXT (to profile one).
+fn wanted(name: &str) -> bool {
+    std::env::var("GPULSE_BENCH_ONLY").map_or(true, |only| name.contains(&only))
 }
 
 fn main() {
@@ -150,6 +160,9 @@ fn main() {
 /// 1000 ticks of `run`: each advances the simulator (not measured), then the engine's snapshot
 /// goes to the app and `draw` draws it (measured).
 fn snapshot_to_frame(name: &str, run: &mut SimRun, app: &mut App, mut draw: impl FnMut(&mut App)) {
+    if !wanted(name) {
+        return;
+    }
     let mut wall = Vec::new();
     let mut cpu = Vec::new();
     // With GPULSE_BENCH_PAUSE_MS the thread sleeps that long before each tick (100 ticks), as the

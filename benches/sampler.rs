@@ -2,7 +2,8 @@
 //!
 //! `cargo bench --bench sampler` prints one line per backend: mean, p50, p99 and max of one
 //! `DeviceSampler::sample` call. On NVML the ticks are 250 ms apart in real time (the driver's
-//! sample buffer and GPM need real time between reads), so that part takes ~15 s.
+//! sample buffer and GPM need real time between reads), so that part takes ~15 s
+//! (`GPULSE_BENCH_TICKS` ticks, 60 by default), and each kind of driver call's cost is listed.
 
 use std::time::{Duration, Instant};
 
@@ -87,8 +88,33 @@ fn main() {
             // The first tick reads the whole sample buffer and the first GPM sample: shown apart.
             let first = time_ticks(&mut devices, 1, 0.0, 0.25, true);
             summary("nvml first tick", first);
-            let us = time_ticks(&mut devices, 60, 0.0, 0.25, true);
+            // Each kind of call's cost over the measured ticks (GPULSE_BENCH_TICKS of them, 60
+            // by default: 15 s).
+            devices.iter_mut().for_each(|d| d.measure_calls());
+            let ticks = std::env::var("GPULSE_BENCH_TICKS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(60);
+            let us = time_ticks(&mut devices, ticks, 0.0, 0.25, true);
             summary(&format!("nvml ({n} GPU(s), {gpm} with GPM)"), us);
+            let secs = f64::from(ticks) * 0.25;
+            let mut costs: Vec<(String, gpulse::backend::CallCost)> =
+                devices.iter().flat_map(|d| d.call_costs()).collect();
+            costs.sort_by(|a, b| b.1.cpu_s.total_cmp(&a.1.cpu_s));
+            println!("nvml calls over {secs:.0} s, all GPUs, by CPU time:");
+            for (name, c) in &costs {
+                let calls = f64::from(c.calls.max(1));
+                println!(
+                    "  {name:<14} {:>5} calls ({:>5.2}/s)  mean {:>8.1} µs wall {:>8.1} µs CPU  = {:.3}% of a core",
+                    c.calls,
+                    f64::from(c.calls) / secs,
+                    c.wall_s / calls * 1e6,
+                    c.cpu_s / calls * 1e6,
+                    c.cpu_s / secs * 100.0
+                );
+            }
+            let total: f64 = costs.iter().map(|c| c.1.cpu_s).sum();
+            println!("  all calls: {:.3}% of a core", total / secs * 100.0);
         }
     }
 }

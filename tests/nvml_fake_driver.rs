@@ -115,11 +115,22 @@ fn sampling_through_the_fake_driver() {
     assert_eq!(m.util_gpu, first.util_windows.last().map(|w| w.util));
 
     let mut windows = first.util_windows.clone();
+    assert!(dev.call_costs().is_empty(), "nothing counted before asked");
+    dev.measure_calls();
     for _ in 0..8 {
         std::thread::sleep(std::time::Duration::from_millis(250));
         let r = dev.sample(gpulse::clock::now()).unwrap();
         windows.extend(r.util_windows);
     }
+    // Each kind of call counted: memory and the current utilization every tick, the sample
+    // buffer on its own period; calls the driver does not have are not made.
+    let costs = dev.call_costs();
+    let calls = |name: &str| costs.iter().find(|c| c.0 == name).map(|c| c.1.calls);
+    assert_eq!(calls("Memory"), Some(8), "{costs:?}");
+    assert_eq!(calls("Utilization"), Some(8), "{costs:?}");
+    assert!(calls("Samples").is_some_and(|n| (1..8).contains(&n)), "{costs:?}");
+    assert_eq!(calls("Gpm"), None, "{costs:?}");
+    assert!(costs.iter().all(|c| c.1.wall_s > 0.0 && c.1.cpu_s >= 0.0), "{costs:?}");
     let now = gpulse::clock::now();
     // Each 200 ms window once, none skipped: the values count up by one (mod 100).
     for p in windows.windows(2) {

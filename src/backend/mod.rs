@@ -32,6 +32,22 @@ pub trait DeviceSampler: Send {
     /// Read every metric now. Unsupported metrics are `None`; only a failure of the device itself
     /// is an error.
     fn sample(&mut self, now: UnixTime) -> Result<GpuReading, DeviceError>;
+    /// From now on, count what each kind of driver call costs (a benchmark asks; sources without
+    /// driver calls count nothing).
+    fn measure_calls(&mut self) {}
+    /// What each kind of driver call cost since [`Self::measure_calls`], by name.
+    fn call_costs(&self) -> Vec<(String, CallCost)> {
+        Vec::new()
+    }
+}
+
+/// The cost of one kind of driver call over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CallCost {
+    pub calls: u32,
+    /// Wall time, and this thread's CPU time, over all the calls (seconds).
+    pub wall_s: f64,
+    pub cpu_s: f64,
 }
 
 /// A live source of GPUs.

@@ -13,7 +13,7 @@ use nvml_wrapper::{Device, Nvml};
 use super::errors::{classify, Failure};
 use super::merge::{BufferCadence, SampleBufferMerger};
 use super::pcie::PcieReader;
-use crate::backend::{DeviceError, DeviceSampler};
+use crate::backend::{CallCost, DeviceError, DeviceSampler};
 use crate::model::{DeviceInfo, GpuProcess, GpuReading, GpuStatus, Metrics, ProcessKind, UnixTime};
 
 /// The per-tick calls, each remembered once the GPU says it does not have it.
@@ -35,6 +35,33 @@ pub enum Call {
     GraphicsProcs,
     ProcessUtil,
     Gpm,
+    /// Memory info (every tick; it also tells whether the GPU answers).
+    Memory,
+    /// GPM's metrics from two samples.
+    GpmMetrics,
+}
+
+impl Call {
+    /// Every call, in order.
+    pub const ALL: [Call; 17] = [
+        Call::Samples,
+        Call::Utilization,
+        Call::Power,
+        Call::Temperature,
+        Call::SmClock,
+        Call::MemClock,
+        Call::Fan,
+        Call::PState,
+        Call::PcieGen,
+        Call::PcieWidth,
+        Call::Throttle,
+        Call::ComputeProcs,
+        Call::GraphicsProcs,
+        Call::ProcessUtil,
+        Call::Gpm,
+        Call::Memory,
+        Call::GpmMetrics,
+    ];
 }
 
 /// The set of calls not to make again.
@@ -100,6 +127,8 @@ pub struct NvmlDeviceSampler {
     cadence: BufferCadence,
     /// The slow readings and when they were taken, carried between their reads.
     slow: Option<(Instant, Metrics)>,
+    /// What each kind of call cost, once asked to measure ([`DeviceSampler::measure_calls`]).
+    costs: Option<[CallCost; Call::ALL.len()]>,
 }
 
 impl NvmlDeviceSampler {
@@ -133,7 +162,24 @@ impl NvmlDeviceSampler {
             samples_at: None,
             cadence: BufferCadence::default(),
             slow: None,
+            costs: None,
         }
+    }
+
+    /// Run one call on the device, its cost counted while measuring.
+    fn timed<T>(&mut self, c: Call, f: impl FnOnce(&Device<'static>) -> T) -> T {
+        let Some(costs) = self.costs.as_mut() else {
+            return f(&self.device);
+        };
+        let (wall, cpu) = (Instant::now(), crate::clock::thread_cpu_s());
+        let out = f(&self.device);
+        let cost = &mut costs[c as usize];
+        cost.calls += 1;
+        cost.wall_s += wall.elapsed().as_secs_f64();
+        if let (Some(a), Some(b)) = (cpu, crate::clock::thread_cpu_s()) {
+            cost.cpu_s += b - a;
+        }
+        out
     }
 
     /// Which calls this GPU turned out not to support.
@@ -150,7 +196,7 @@ impl NvmlDeviceSampler {
         if self.unsupported.has(c) {
             return Ok(None);
         }
-        match f(&self.device) {
+        match self.timed(c, f) {
             Ok(v) => Ok(Some(v)),
             Err(e) => match classify(&e, false) {
                 Failure::Lost => Err(DeviceError::Lost(format!("{c:?}: {e}"))),
@@ -211,7 +257,10 @@ impl NvmlDeviceSampler {
             self.gpm_prev = Some((prev, at));
             return Ok(());
         }
-        let results = gpm_metrics_get(self.nvml, &prev, &new, &GPM_METRICS);
+        let nvml = self.nvml;
+        let results = self.timed(Call::GpmMetrics, |_| {
+            gpm_metrics_get(nvml, &prev, &new, &GPM_METRICS)
+        });
         self.gpm_prev = Some((new, now));
         let results = match results {
             Ok(r) => r,
@@ -410,9 +459,22 @@ impl DeviceSampler for NvmlDeviceSampler {
         self.info.index
     }
 
+    fn measure_calls(&mut self) {
+        self.costs.get_or_insert_with(Default::default);
+    }
+
+    fn call_costs(&self) -> Vec<(String, CallCost)> {
+        self.costs
+            .iter()
+            .flat_map(|costs| Call::ALL.iter().zip(costs))
+            .filter(|(_, c)| c.calls > 0)
+            .map(|(call, c)| (format!("{call:?}"), *c))
+            .collect()
+    }
+
     fn sample(&mut self, now: UnixTime) -> Result<GpuReading, DeviceError> {
         // Memory info decides whether the GPU answers at all.
-        let mem = match self.device.memory_info() {
+        let mem = match self.timed(Call::Memory, |d| d.memory_info()) {
             Ok(m) => Some(m),
             Err(e) => match classify(&e, true) {
                 Failure::Lost => return Err(DeviceError::Lost(format!("memory_info: {e}"))),
