@@ -279,3 +279,28 @@ fn a_long_cycle_idle_between_short_bursts_is_starvation_not_a_cadence() {
         );
     }
 }
+
+/// Cycles of 8–20 s that lose 90% or 95% (a burst of one to five driver windows per cycle) keep
+/// their period, from every window and from a log's polls: before the period search's grid
+/// weighed every window, a burst could fall between its points and such cycles read `idle` or a
+/// halved period.
+#[test]
+fn long_cycles_with_bursts_of_a_few_windows_keep_their_period() {
+    for &period in &[8.0, 10.0, 15.0, 20.0] {
+        for &lost in &[0.9, 0.95] {
+            for polling in [Polling::EveryWindow, Polling::LatestOnly] {
+                let job = SynthJob::periodic(period, lost, 0.04, 7, 30.0 + 6.0 * period);
+                let (raised, verdict) = run(&job, polling);
+                let what = format!("{period} s, {lost} lost, {polling:?}: {raised:?}");
+                assert_eq!(verdict, FindingKind::InputStarvation, "{what}");
+                let f = &raised[0];
+                assert_eq!(f.kind, FindingKind::InputStarvation, "{what}");
+                let p = f.evidence.period_s.expect("a period");
+                assert!((p - period).abs() <= 0.15 * period, "{what}");
+                // Named within about six periods (four cycles, and up to two more while the
+                // first ones leave room for the bursts to line up).
+                assert!(f.detected_at - T0 <= 6.5 * period, "{what}");
+            }
+        }
+    }
+}
