@@ -128,9 +128,15 @@ fn sampling_through_the_fake_driver() {
     let calls = |name: &str| costs.iter().find(|c| c.0 == name).map(|c| c.1.calls);
     assert_eq!(calls("Memory"), Some(8), "{costs:?}");
     assert_eq!(calls("Utilization"), Some(8), "{costs:?}");
-    assert!(calls("Samples").is_some_and(|n| (1..8).contains(&n)), "{costs:?}");
+    assert!(
+        calls("Samples").is_some_and(|n| (1..8).contains(&n)),
+        "{costs:?}"
+    );
     assert_eq!(calls("Gpm"), None, "{costs:?}");
-    assert!(costs.iter().all(|c| c.1.wall_s > 0.0 && c.1.cpu_s >= 0.0), "{costs:?}");
+    assert!(
+        costs.iter().all(|c| c.1.wall_s > 0.0 && c.1.cpu_s >= 0.0),
+        "{costs:?}"
+    );
     let now = gpulse::clock::now();
     // Each 200 ms window once, none skipped: the values count up by one (mod 100).
     for p in windows.windows(2) {
