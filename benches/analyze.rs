@@ -121,14 +121,5 @@ fn main() -> std::io::Result<()> {
 
 /// CPU time of this thread, seconds (wall time on a shared machine includes other processes).
 fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    gpulse::clock::thread_cpu_s().unwrap_or(0.0)
 }

@@ -13,15 +13,7 @@ use gpulse::model::{GpuProcess, GpuReading, Sample};
 
 /// CPU time this thread has used (wall time on a shared, loaded machine mostly measures waiting).
 fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    Duration::from_secs_f64(gpulse::clock::thread_cpu_s().unwrap_or(0.0))
 }
 
 /// Wall and CPU time of one call.

@@ -13,16 +13,7 @@ use gpulse::tui::{App, OffscreenTerminal};
 /// CPU time of this thread, µs: unlike wall time, not inflated when other processes share the
 /// cores.
 fn thread_cpu_us() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec through a valid pointer.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return f64::NAN;
-    }
-    ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3
+    gpulse::clock::thread_cpu_s().map_or(f64::NAN, |s| s * 1e6)
 }
 
 /// Runs `f` `n` times; prints wall and CPU time per run.

@@ -609,8 +609,8 @@ fn regime_since_last_drop(
     } else {
         a.regime = Some(Regime {
             busy_level: tail.busy_level,
-            starts: tail.dips.iter().filter(|d| !d.open_start).count(),
-            ends: tail.dips.iter().filter(|d| d.end.is_some()).count(),
+            starts: edge_count(&tail.dips, DipEdge::Start),
+            ends: edge_count(&tail.dips, DipEdge::End),
         });
         scratch.recycle(tail.dips);
     }
@@ -944,17 +944,21 @@ pub enum DipEdge {
 pub fn completing_edge(a: &Analysis, prev: f32, u: f32, p: &SignalParams) -> Option<DipEdge> {
     let enough =
         |h: f64, known: usize| h >= EARLY_MIN_BUSY * p.active_util && known + 1 >= early_cycles(p);
-    let whole = step_edge(a.busy_level, prev, u, p).filter(|edge| {
-        let known = match edge {
-            DipEdge::Start => a.dips.iter().filter(|d| !d.open_start).count(),
-            DipEdge::End => a.dips.iter().filter(|d| d.end.is_some()).count(),
-        };
-        enough(a.busy_level, known)
-    });
+    let whole = step_edge(a.busy_level, prev, u, p)
+        .filter(|edge| enough(a.busy_level, edge_count(&a.dips, *edge)));
     whole.or_else(|| {
         let r = a.regime?;
         step_edge(r.busy_level, prev, u, p).filter(|edge| enough(r.busy_level, r.edges(*edge)))
     })
+}
+
+/// How many of `dips` have this edge in the window: a start (not open at the window's start), or
+/// an end.
+fn edge_count(dips: &[Dip], edge: DipEdge) -> usize {
+    match edge {
+        DipEdge::Start => dips.iter().filter(|d| !d.open_start).count(),
+        DipEdge::End => dips.iter().filter(|d| d.end.is_some()).count(),
+    }
 }
 
 /// The dip edge the step from `prev` to `u` makes against busy level `h`, if any.
