@@ -229,7 +229,7 @@ impl WindowHist {
         let b = bin(u);
         self.all[b] += 1;
         self.n += 1;
-        if (u as f64) >= self.active_util {
+        if self.active(u as f64) {
             self.act[b] += 1;
             self.n_act += 1;
         }
@@ -255,7 +255,7 @@ impl WindowHist {
         let b = bin(u);
         self.all[b] = self.all[b].saturating_sub(1);
         self.n = self.n.saturating_sub(1);
-        if (u as f64) >= self.active_util {
+        if self.active(u as f64) {
             self.act[b] = self.act[b].saturating_sub(1);
             self.n_act = self.n_act.saturating_sub(1);
         }

@@ -64,6 +64,9 @@ impl Call {
     ];
 }
 
+// Every call indexes the cost table by its number: the list holds each one, in order.
+const _: () = assert!(Call::GpmMetrics as usize + 1 == Call::ALL.len());
+
 /// The set of calls not to make again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Unsupported(u32);
