@@ -290,7 +290,13 @@ pub struct SimDevice {
     temp_c: f64,
     last_t: Option<f64>,
     pid: u32,
+    /// The processes as last read and the second they were read in: like the NVML backend,
+    /// the list is read once per [`PROCESS_PERIOD_S`] and carried between.
+    processes: Option<(i64, Vec<GpuProcess>)>,
 }
+
+/// Seconds between readings of a simulated GPU's processes (as on NVML).
+pub const PROCESS_PERIOD_S: f64 = 1.0;
 
 impl SimDevice {
     fn new(index: u32, config: &SimConfig, start: UnixTime) -> Self {
@@ -307,6 +313,7 @@ impl SimDevice {
             temp_c: 34.0,
             last_t: None,
             pid: 4100 + index * 37 + (config.seed % 1000) as u32,
+            processes: None,
         }
     }
 
@@ -458,6 +465,17 @@ impl SimDevice {
             }]
         };
 
+        // Drawn every tick all the same, so the noise stream (and every other reading) does not
+        // depend on the cadence.
+        let period = (rel / PROCESS_PERIOD_S).floor() as i64;
+        let processes = match &self.processes {
+            Some((p, kept)) if *p == period => kept.clone(),
+            _ => {
+                self.processes = Some((period, processes.clone()));
+                processes
+            }
+        };
+
         self.job.trim(rel - 5.0);
         GpuReading {
             index: self.index,
@@ -587,6 +605,35 @@ mod tests {
             out.extend(dev.reading(t).util_windows);
         }
         out
+    }
+
+    #[test]
+    fn processes_are_read_once_a_second_and_carried_between() {
+        let cfg = SimConfig {
+            scenario: Scenario::Starving,
+            gpus: 1,
+            seed: 7,
+            start: Some(1000.0),
+            hostname: Some("t".into()),
+        };
+        let mut dev = SimBackend::devices_for(&cfg).remove(0);
+        let cpu = |r: &GpuReading| r.processes.first().and_then(|p| p.cpu_percent);
+        // Ticks 1000.25 .. 1005.0, grouped by the second of the run they fall in.
+        let mut seconds: Vec<Vec<Option<f64>>> = vec![Vec::new(); 6];
+        for k in 1..=20 {
+            let t = 1000.0 + 0.25 * f64::from(k);
+            seconds[(t - 1000.0).floor() as usize].push(cpu(&dev.reading(t)));
+        }
+        for s in &seconds[..5] {
+            assert!(
+                s[0].is_some() && s.iter().all(|c| *c == s[0]),
+                "{seconds:?}"
+            );
+        }
+        // A new list every second (the workers' CPU shares are drawn again).
+        for pair in seconds[..5].windows(2) {
+            assert_ne!(pair[0][0], pair[1][0], "{seconds:?}");
+        }
     }
 
     #[test]
