@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use gpulse::backend::nvml::NvmlBackend;
 use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
 use gpulse::backend::{Backend, DeviceSampler};
+use gpulse::engine::{Engine, EngineConfig};
+use gpulse::model::Sample;
 
 fn summary(name: &str, mut us: Vec<f64>) {
     us.sort_by(|a, b| a.total_cmp(b));
@@ -57,6 +59,48 @@ fn time_ticks(
     us
 }
 
+/// The engine's work per tick as the dashboard asks it: ingest the sample (history, detector)
+/// and publish a snapshot, while the previous snapshot is still held by a reader. CPU time.
+fn engine_ticks(devices: &mut [Box<dyn DeviceSampler>], t0: f64) {
+    let system = SimBackend::new(SimConfig {
+        scenario: Scenario::Mixed,
+        gpus: devices.len() as u32,
+        seed: 1,
+        start: Some(t0),
+        hostname: Some("bench".into()),
+    })
+    .system()
+    .clone();
+    let mut engine = Engine::new(system, EngineConfig::default());
+    let mut held = engine.snapshot();
+    let mut us = Vec::new();
+    // 10 minutes to fill the history, then 10 minutes measured.
+    for k in 0..4800u32 {
+        let t = t0 + 0.25 * f64::from(k);
+        let gpus = devices
+            .iter_mut()
+            .filter_map(|d| d.sample(t).ok())
+            .collect();
+        let sample = Sample {
+            t,
+            gpus,
+            ..Sample::default()
+        };
+        let c = gpulse::clock::thread_cpu_s().unwrap_or(f64::NAN);
+        engine.ingest(sample);
+        held = engine.snapshot();
+        if k >= 2400 {
+            us.push((gpulse::clock::thread_cpu_s().unwrap_or(f64::NAN) - c) * 1e6);
+        }
+    }
+    drop(held);
+    let n = devices.len().max(1) as f64;
+    summary(
+        &format!("engine+snapshot ({} GPUs)", devices.len()),
+        us.into_iter().map(|u| u / n).collect(),
+    );
+}
+
 fn main() {
     let t0 = gpulse::clock::now();
     let mut sim = SimBackend::new(SimConfig {
@@ -73,6 +117,7 @@ fn main() {
         "sim (8 GPUs, mixed)",
         time_ticks(&mut devices, 2400, t0 + 10.0, 0.25, false),
     );
+    engine_ticks(&mut devices, t0 + 700.0);
 
     match NvmlBackend::open() {
         Err(e) => println!("nvml                         not measured: {e}"),

@@ -2,16 +2,34 @@
 //!
 //! [`RingBuffer`] keeps its items in chunks behind `Arc`s. Full chunks never change again, so a
 //! snapshot takes a clone of the buffer (a few pointers) and the writer only copies the one chunk it
-//! is still filling when a reader holds it. The oldest chunk is dropped once the buffer holds more
-//! than its capacity, so it always holds at least `capacity` items once that many were pushed
-//! (and never more than `capacity + CHUNK - 1`); `iter` yields exactly the newest `capacity`.
+//! is still filling when a reader holds it: on the dashboard, at every tick (the screen holds the
+//! last snapshot). Chunks therefore hold about [`CHUNK_BYTES`] each (at most [`MAX_CHUNK`] items):
+//! a tick's readings are 288 bytes, so 56 to a chunk. The oldest chunk is dropped once the buffer
+//! holds more than its capacity, so it always holds at least `capacity` items once that many were
+//! pushed (and never more than `capacity + chunk - 1`); `iter` yields exactly the newest
+//! `capacity`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::model::{Metrics, UnixTime, UtilWindow};
 
-const CHUNK: usize = 256;
+/// About how many bytes of items a chunk holds: the most the writer copies per push.
+pub const CHUNK_BYTES: usize = 16 * 1024;
+/// The most items a chunk holds (for small items).
+pub const MAX_CHUNK: usize = 256;
+
+/// Items per chunk for items of `size` bytes.
+const fn chunk_len(size: usize) -> usize {
+    let n = CHUNK_BYTES / if size == 0 { 1 } else { size };
+    if n < 16 {
+        16
+    } else if n > MAX_CHUNK {
+        MAX_CHUNK
+    } else {
+        n
+    }
+}
 
 /// A bounded, append-only series that readers can clone in O(chunks).
 #[derive(Debug, Clone)]
@@ -51,13 +69,26 @@ impl<T: Clone> RingBuffer<T> {
         self.pushed
     }
 
+    /// Items per chunk.
+    pub const CHUNK: usize = chunk_len(std::mem::size_of::<T>());
+
     pub fn push(&mut self, item: T) {
-        let need_new = self.chunks.back().is_none_or(|c| c.len() >= CHUNK);
+        let need_new = self.chunks.back().is_none_or(|c| c.len() >= Self::CHUNK);
         if need_new {
-            self.chunks.push_back(Arc::new(Vec::with_capacity(CHUNK)));
+            self.chunks
+                .push_back(Arc::new(Vec::with_capacity(Self::CHUNK)));
         }
         if let Some(last) = self.chunks.back_mut() {
-            Arc::make_mut(last).push(item);
+            match Arc::get_mut(last) {
+                Some(chunk) => chunk.push(item),
+                None => {
+                    // A reader holds it: copy it, with room for the rest of the chunk.
+                    let mut chunk = Vec::with_capacity(Self::CHUNK);
+                    chunk.extend_from_slice(last);
+                    chunk.push(item);
+                    *last = Arc::new(chunk);
+                }
+            }
         }
         self.len += 1;
         self.pushed += 1;
@@ -221,7 +252,26 @@ mod tests {
                 assert_eq!(v, want, "cap {cap} after {i}");
             }
             // Memory stays bounded: never more than one chunk beyond the capacity.
-            assert!(r.chunks.iter().map(|c| c.len()).sum::<usize>() < cap + CHUNK);
+            assert!(
+                r.chunks.iter().map(|c| c.len()).sum::<usize>() < cap + RingBuffer::<usize>::CHUNK
+            );
+        }
+    }
+
+    #[test]
+    fn chunks_hold_about_16_kib_and_a_held_one_is_copied_with_room_to_grow() {
+        assert_eq!(RingBuffer::<TickMetrics>::CHUNK, 16 * 1024 / 288);
+        assert_eq!(RingBuffer::<UtilWindow>::CHUNK, MAX_CHUNK);
+        assert_eq!(RingBuffer::<[u8; 4096]>::CHUNK, 16);
+        let mut r = RingBuffer::new(1000);
+        for tick in 0..200u32 {
+            let held = r.clone();
+            r.push(tick);
+            // The reader's view is unchanged; the writer's chunk was copied once, with room for
+            // the rest of the chunk (no growth on the following pushes).
+            assert_eq!(held.len(), tick as usize);
+            let last = r.chunks.back().expect("a chunk");
+            assert_eq!(last.capacity(), RingBuffer::<u32>::CHUNK);
         }
     }
 
