@@ -268,15 +268,17 @@ pub fn per_gpu(
 ) -> Vec<Candidate> {
     let mut out = Vec::new();
     let window_start = now - a.span_s;
+    // Rules over the tick summary and the recent readings judge the last `rules_window_s`: their
+    // findings begin there, not with the whole window.
+    let recent_start = window_start.max(now - cfg.rules_window_s);
     let enough = a.span_s >= cfg.min_span_s;
     let busy = a.busy_level >= cfg.idle_util;
     let mut starving = false;
     if enough && busy {
         // A period measured a little under the minimum is the minimum within the sampling error.
-        let ongoing = |p: &super::signal::Period| now - p.last_start <= 2.5 * p.period_s + 1.0;
         if let Some(p) = a
             .period
-            .filter(|p| p.period_s >= 0.9 * cfg.min_period_s && ongoing(p))
+            .filter(|p| p.period_s >= 0.9 * cfg.min_period_s && p.ongoing_at(now))
         {
             let l = a.lost_fraction;
             let conf = (p.acf.clamp(0.0, 1.0) * 0.6
@@ -353,7 +355,7 @@ pub fn per_gpu(
         if out.is_empty()
             && recent
             && a.period
-                .is_none_or(|p| p.period_s < 0.9 * cfg.min_period_s || !ongoing(&p))
+                .is_none_or(|p| p.period_s < 0.9 * cfg.min_period_s || !p.ongoing_at(now))
             && stalls().count() >= cfg.erratic_min_dips
             && short
             && a.lost_fraction >= cfg.erratic_min_lost
@@ -409,7 +411,7 @@ pub fn per_gpu(
         out.push(Candidate {
             kind: FindingKind::TransferBound,
             severity: Severity::Warn,
-            start: window_start,
+            start: recent_start,
             summary: Summary::TransferBound {
                 rx,
                 link: bw,
@@ -439,7 +441,7 @@ pub fn per_gpu(
         out.push(Candidate {
             kind: FindingKind::HostBound,
             severity: Severity::Warn,
-            start: window_start,
+            start: recent_start,
             summary: Summary::HostBound {
                 util: a.recent_mean,
                 sm: s.sm_mean,
@@ -471,7 +473,7 @@ pub fn per_gpu(
             out.push(Candidate {
                 kind: FindingKind::BusyButIdle,
                 severity: Severity::Warn,
-                start: window_start,
+                start: recent_start,
                 summary: Summary::BusyButIdle {
                     util: u,
                     sm: sm_low,
@@ -489,7 +491,7 @@ pub fn per_gpu(
             out.push(Candidate {
                 kind: FindingKind::MemoryIdle,
                 severity: Severity::Warn,
-                start: window_start,
+                start: recent_start,
                 summary: Summary::MemoryIdle {
                     share,
                     used,
@@ -522,7 +524,7 @@ pub fn per_gpu(
         out.push(Candidate {
             kind: FindingKind::Throttled,
             severity: Severity::High,
-            start: window_start,
+            start: recent_start,
             summary: Summary::Throttled {
                 bits: s.throttle_bits,
                 share: s.throttled_ticks as f64 / s.busy_ticks as f64,
@@ -542,7 +544,7 @@ pub fn per_gpu(
         out.push(Candidate {
             kind: FindingKind::PcieDegraded,
             severity: Severity::Warn,
-            start: window_start,
+            start: recent_start,
             summary: Summary::PcieDegraded {
                 link: (g, w),
                 max: (gm, wm),

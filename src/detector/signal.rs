@@ -92,6 +92,14 @@ pub struct Period {
     pub provisional: bool,
 }
 
+impl Period {
+    /// Whether the cycles still go on at `now`: the last began at most two and a half periods
+    /// (and a second) before.
+    pub fn ongoing_at(&self, now: f64) -> bool {
+        now - self.last_start <= 2.5 * self.period_s + 1.0
+    }
+}
+
 /// What one window of utilization shows.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Analysis {
@@ -549,7 +557,47 @@ pub fn analyse_window(
         }
     }
     regime_since_last_drop(ts, us, p, &mut a, scratch);
+    period_after_ended_cycles(ts, us, p, &mut a, scratch);
     a
+}
+
+/// `a` takes the dips, period and lost time of `tail`, an analysis of its latest samples that
+/// found a period.
+fn adopt_period(a: &mut Analysis, tail: Analysis, scratch: &mut Scratch) {
+    a.busy_level = tail.busy_level;
+    a.lost_fraction = tail.lost_fraction;
+    scratch.recycle(std::mem::replace(&mut a.dips, tail.dips));
+    a.dip_s = tail.dip_s;
+    a.spacing_s = tail.spacing_s;
+    a.period = tail.period;
+    a.too_fast = false;
+}
+
+/// A period whose cycles ended (a job that starved and stopped) can hold the window while a new
+/// pattern begins after it: the new dips, with another period or phase, do not follow the old
+/// cycles, and the old period is no longer ongoing. The samples after the old pattern's last
+/// cycle are then analysed on their own; when they hold a period, it is the window's.
+fn period_after_ended_cycles(
+    ts: &[f64],
+    us: &[f32],
+    p: &SignalParams,
+    a: &mut Analysis,
+    scratch: &mut Scratch,
+) {
+    let end = ts[ts.len() - 1];
+    let Some(old) = a.period.filter(|per| !per.ongoing_at(end)) else {
+        return;
+    };
+    let from = ts.partition_point(|t| *t <= old.last_start + old.period_s);
+    if from + 2 >= ts.len() || end - ts[from] < p.min_cycles as f64 * p.min_period_s {
+        return;
+    }
+    let tail = analyse_window(&ts[from..], &us[from..], p, None, scratch);
+    if tail.period.as_ref().is_some_and(|per| per.ongoing_at(end)) {
+        adopt_period(a, tail, scratch);
+    } else {
+        scratch.recycle(tail.dips);
+    }
 }
 
 /// A level change: the window began in one regime (busy near H) and the signal fell below the
@@ -599,13 +647,7 @@ fn regime_since_last_drop(
     }
     let tail = analyse_window(&ts[from..], &us[from..], p, None, scratch);
     if tail.period.is_some() {
-        a.busy_level = tail.busy_level;
-        a.lost_fraction = tail.lost_fraction;
-        scratch.recycle(std::mem::replace(&mut a.dips, tail.dips));
-        a.dip_s = tail.dip_s;
-        a.spacing_s = tail.spacing_s;
-        a.period = tail.period;
-        a.too_fast = false;
+        adopt_period(a, tail, scratch);
     } else {
         a.regime = Some(Regime {
             busy_level: tail.busy_level,
