@@ -561,6 +561,12 @@ pub fn analyse_window(
     a
 }
 
+/// Whether `span_s` of samples is long enough to hold `min_cycles` of the shortest resolvable
+/// period (worth analysing on their own).
+fn holds_min_cycles(span_s: f64, p: &SignalParams) -> bool {
+    span_s >= p.min_cycles as f64 * p.min_period_s
+}
+
 /// `a` takes the dips, period and lost time of `tail`, an analysis of its latest samples that
 /// found a period.
 fn adopt_period(a: &mut Analysis, tail: Analysis, scratch: &mut Scratch) {
@@ -589,7 +595,7 @@ fn period_after_ended_cycles(
         return;
     };
     let from = ts.partition_point(|t| *t <= old.last_start + old.period_s);
-    if from + 2 >= ts.len() || end - ts[from] < p.min_cycles as f64 * p.min_period_s {
+    if from + 2 >= ts.len() || !holds_min_cycles(end - ts[from], p) {
         return;
     }
     let tail = analyse_window(&ts[from..], &us[from..], p, None, scratch);
@@ -632,8 +638,7 @@ fn regime_since_last_drop(
     if a.period.is_some_and(|per| per.last_start >= drop) {
         return;
     }
-    // Long enough to hold `min_cycles` of the shortest resolvable period.
-    if ts[ts.len() - 1] - drop < p.min_cycles as f64 * p.min_period_s {
+    if !holds_min_cycles(ts[ts.len() - 1] - drop, p) {
         return;
     }
     // Mostly below the old level since: bursts between long waits, not the same work with
