@@ -66,6 +66,8 @@ struct GpuState {
     /// [`POWER_BURST_W`]).
     last_power: Option<f64>,
     power_t: Option<UnixTime>,
+    /// The last reading taken as a missed burst: its time and the value the source read.
+    filled: Option<(UnixTime, f32)>,
     /// When a dip's start and a dip's end last brought an evaluation forward
     /// ([`Self::deep_edge_arrives`]).
     early_eval_at: [Option<UnixTime>; 2],
@@ -621,6 +623,7 @@ fn absorb(
         fresh.reverse();
     }
     if polled || h.util.is_empty() {
+        caught_after_all(state, fresh);
         missed_burst(state, h, fresh);
     }
     for &(t, u) in fresh.iter() {
@@ -662,8 +665,31 @@ fn missed_burst(state: &mut GpuState, h: &GpuHistory, fresh: &mut [(f64, f32)]) 
     }
     if let (Some(m), Some(reading)) = (state.hist.busy_level(), fresh.last_mut()) {
         if !state.hist.active(reading.1 as f64) {
+            state.filled = Some((reading.0, reading.1));
             reading.1 = m as f32;
         }
+    }
+}
+
+/// A reading taken as a missed burst (see [`missed_burst`]) followed by one that shows activity:
+/// the power rose a tick before the source's utilization caught the burst (H200 logs: 0% at
+/// +7 W, then 31%), so the burst was not missed and the reading goes back to what the source read.
+/// Left filled, a burst caught at a third of the busy level would stand beside one at the full
+/// level, and the caught bursts without a rise before them would end no dip.
+fn caught_after_all(state: &mut GpuState, fresh: &[(f64, f32)]) {
+    let Some(&(_, next)) = fresh.first() else {
+        return;
+    };
+    let Some((t, read)) = state.filled.take() else {
+        return;
+    };
+    if !state.hist.active(next as f64) || state.ts.back() != Some(&t) {
+        return;
+    }
+    if let Some(u) = state.us.back_mut() {
+        state.hist.remove(*u);
+        state.hist.add(read);
+        *u = read;
     }
 }
 
