@@ -480,6 +480,19 @@ fn the_sixth_run_is_named_from_its_recordings() {
         named.iter().all(|f| f.kind != FindingKind::PeriodicStall),
         "{named:?}"
     );
+    // It ends with its job: the process freed its memory 11.6 s after the job's end mark, and
+    // the finding ended there, not 37 s after the mark (two blips of the next job's start-up,
+    // 13 s apart, kept it going until that job began).
+    let f = named
+        .iter()
+        .find(|f| f.kind == FindingKind::InputStarvation)
+        .expect("named");
+    let ended = f.end.expect("ended before the next job");
+    println!(
+        "13 s loader: finding ended {:.1} s after the job's end mark",
+        ended - end
+    );
+    assert!(ended <= end + 13.0, "{f:?}");
 }
 
 /// Run 7, not tuned on (README of its directory): a checkpoint cadence is a periodic stall and

@@ -317,3 +317,59 @@ fn a_burst_the_log_caught_a_tick_after_its_power_rose_is_not_filled() {
     let p = f.evidence.period_s.expect("a period");
     assert!((p - 4.0).abs() < 0.15 * 4.0, "period {p}");
 }
+
+/// A job that starves (a 1 s burst every 5 s) and then exits: its memory is freed 3 s after its
+/// last burst. Two blips 5 s apart follow while the GPU holds no memory, then the next job's
+/// start-up (a context, two more blips 5 s apart) and steady work. The finding ends when the
+/// memory was freed and is not raised again by the blips: they fall on the old period but
+/// belong to no job, then to another one.
+#[test]
+fn a_pattern_ends_with_the_job_that_held_the_gpu() {
+    let job = |_: u32, rel: f64| {
+        let phase = rel % 5.0;
+        let (util, mem) = if rel < 60.0 {
+            (if phase < 1.0 { 100.0 } else { 0.0 }, 10 * GIB)
+        } else if rel < 63.0 {
+            (0.0, 10 * GIB)
+        } else if rel < 75.0 {
+            (
+                if (65.0..65.25).contains(&rel) || (70.0..70.25).contains(&rel) {
+                    16.0
+                } else {
+                    0.0
+                },
+                0,
+            )
+        } else if rel < 85.0 {
+            (if phase < 0.25 { 20.0 } else { 0.0 }, 2 * GIB)
+        } else {
+            (100.0, 12 * GIB)
+        };
+        Metrics {
+            util_gpu: Some(util),
+            mem_used_bytes: Some(mem),
+            power_w: Some(if util > 50.0 { 600.0 } else { 120.0 }),
+            ..Default::default()
+        }
+    };
+    let (e, raised) = run(1, 110.0, job);
+    let starving: Vec<_> = raised
+        .iter()
+        .filter(|r| r.0 == FindingKind::InputStarvation)
+        .collect();
+    assert_eq!(starving.len(), 1, "{raised:?}");
+    assert!(starving[0].3 < 60.0, "{raised:?}");
+    let snapshot = e.snapshot();
+    let ended = snapshot
+        .recent_findings
+        .iter()
+        .find(|f| f.kind == FindingKind::InputStarvation)
+        .expect("the finding ended");
+    let end = ended.end.expect("end") - T0;
+    assert!((60.0..=64.5).contains(&end), "ended at {end} s");
+    assert!(
+        snapshot.gpus[0].findings.is_empty(),
+        "{:?}",
+        snapshot.gpus[0].findings
+    );
+}

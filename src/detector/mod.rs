@@ -68,6 +68,12 @@ struct GpuState {
     power_t: Option<UnixTime>,
     /// The last reading taken as a missed burst: its time and the value the source read.
     filled: Option<(UnixTime, f32)>,
+    /// The last tick on which no process held a context on the GPU (see
+    /// [`rules::NO_CONTEXT_BYTES`]), and the first of that stretch without one.
+    no_context_at: Option<UnixTime>,
+    context_lost_at: Option<UnixTime>,
+    /// The last tick on which memory in use showed a context.
+    context_seen_at: UnixTime,
     /// When a dip's start and a dip's end last brought an evaluation forward
     /// ([`Self::deep_edge_arrives`]).
     early_eval_at: [Option<UnixTime>; 2],
@@ -338,6 +344,8 @@ impl Detector {
             if let (Some(h), Some(dev)) = (gpus.get(pos), self.devices.get(pos)) {
                 degraded_link(&mut summary, h, dev, since, busy_tick);
             }
+            summary.no_context_at = state.no_context_at;
+            summary.context_lost_at = state.context_lost_at;
             let recent_from = t - self.config.rules_window_s;
             let (mut rn, mut rsum) = (0usize, 0.0f64);
             let (mut active_s, mut bursts, mut next_t) = (0.0f64, 0usize, None::<f64>);
@@ -625,6 +633,25 @@ fn absorb(
     if polled || h.util.is_empty() {
         caught_after_all(state, fresh);
         missed_burst(state, h, fresh);
+    }
+    if let Some(tk) = h.ticks.last() {
+        if tk.ok
+            && tk
+                .metrics
+                .mem_used_bytes
+                .is_some_and(|m| m < rules::NO_CONTEXT_BYTES)
+            && state.no_context_at.is_none_or(|t| tk.t > t)
+        {
+            if state
+                .no_context_at
+                .is_none_or(|t| state.context_seen_at > t)
+            {
+                state.context_lost_at = Some(tk.t);
+            }
+            state.no_context_at = Some(tk.t);
+        } else if tk.ok && tk.metrics.mem_used_bytes.is_some() {
+            state.context_seen_at = tk.t;
+        }
     }
     for &(t, u) in fresh.iter() {
         state.ts.push_back(t);

@@ -226,7 +226,47 @@ pub struct TickSummary {
     pub degraded_ticks: usize,
     pub link_seen: Option<(u32, u32)>,
     pub link_current: Option<(u32, u32)>,
+    /// The last tick on which no process held a context on the GPU (memory in use below
+    /// [`NO_CONTEXT_BYTES`]), and the first tick of that stretch without one (see
+    /// [`TickSummary::of_the_current_job`]).
+    pub no_context_at: Option<UnixTime>,
+    pub context_lost_at: Option<UnixTime>,
 }
+
+/// Seconds after its job's context went during which a pattern's evidence still counts: a
+/// pattern seen as the job ended is named (H200 run 2: an eval cadence's fourth cycle began
+/// 0.75 s before the job was stopped), then ends.
+const JOB_END_GRACE_S: f64 = 1.0;
+
+impl TickSummary {
+    /// Whether a pattern whose first and last cycles (or stalls) began at `first` and `last`
+    /// belongs to the job on the GPU now. A pattern belongs to one job: when the GPU had no
+    /// context after its first cycle, the cycles before were an ended job's, and it goes on only
+    /// with `n` of its cycles (`spacing` apart) after that (the same job started again), not with
+    /// the next job's start-up blips. (Without this a 13 s loader's finding outlived its job by
+    /// 37 s on the H200: two blips of the next job's start-up, 13 s apart, kept it going.)
+    pub fn of_the_current_job(
+        &self,
+        first: UnixTime,
+        last: UnixTime,
+        spacing: f64,
+        n: usize,
+        now: UnixTime,
+    ) -> bool {
+        let Some(gone) = self.no_context_at.filter(|&t| t >= first) else {
+            return true;
+        };
+        let just_ended = gone >= now - 0.5 * spacing.min(1.0)
+            && self
+                .context_lost_at
+                .is_some_and(|l| now - l <= JOB_END_GRACE_S);
+        just_ended || last - gone >= n.saturating_sub(1) as f64 * spacing
+    }
+}
+
+/// Memory in use below this means that no process holds a context on the GPU: an H200 without
+/// one reads 0 MiB, a CUDA context alone takes hundreds of MiB and a PyTorch job GiBs.
+pub const NO_CONTEXT_BYTES: u64 = 128 << 20;
 
 /// PCIe bandwidth per lane per direction, bytes/s, by generation.
 pub fn lane_bytes_per_s(gen: u32) -> f64 {
@@ -276,10 +316,17 @@ pub fn per_gpu(
     let mut starving = false;
     if enough && busy {
         // A period measured a little under the minimum is the minimum within the sampling error.
-        if let Some(p) = a
-            .period
-            .filter(|p| p.period_s >= 0.9 * cfg.min_period_s && p.ongoing_at(now))
-        {
+        if let Some(p) = a.period.filter(|p| {
+            p.period_s >= 0.9 * cfg.min_period_s
+                && p.ongoing_at(now)
+                && s.of_the_current_job(
+                    p.first_start,
+                    p.last_start,
+                    p.period_s,
+                    cfg.min_cycles,
+                    now,
+                )
+        }) {
             let l = a.lost_fraction;
             let conf = (p.acf.clamp(0.0, 1.0) * 0.6
                 + (p.cycles as f64 / 8.0).min(1.0) * 0.25
@@ -348,6 +395,17 @@ pub fn per_gpu(
         let recent = stalls()
             .next_back()
             .is_some_and(|d| now - d.start <= gap_limit)
+            && stalls().next().is_some_and(|first| {
+                stalls().next_back().is_some_and(|last| {
+                    s.of_the_current_job(
+                        first.start,
+                        last.start,
+                        a.spacing_s.unwrap_or(1.0),
+                        cfg.erratic_min_dips,
+                        now,
+                    )
+                })
+            })
             && stalls()
                 .filter(|d| now - d.start <= cfg.rules_window_s)
                 .count()
