@@ -72,8 +72,12 @@ struct GpuState {
     /// [`rules::NO_CONTEXT_BYTES`]), and the first of that stretch without one.
     no_context_at: Option<UnixTime>,
     context_lost_at: Option<UnixTime>,
-    /// The last tick on which memory in use showed a context.
+    /// The last tick on which memory in use showed a context, the first of the current context
+    /// (the samples before it are other jobs' and leave the window), and the last tick whose
+    /// memory was read.
     context_seen_at: UnixTime,
+    context_since: Option<UnixTime>,
+    memory_t: UnixTime,
     /// When a dip's start and a dip's end last brought an evaluation forward
     /// ([`Self::deep_edge_arrives`]).
     early_eval_at: [Option<UnixTime>; 2],
@@ -634,23 +638,28 @@ fn absorb(
         caught_after_all(state, fresh);
         missed_burst(state, h, fresh);
     }
-    if let Some(tk) = h.ticks.last() {
-        if tk.ok
-            && tk
-                .metrics
-                .mem_used_bytes
-                .is_some_and(|m| m < rules::NO_CONTEXT_BYTES)
-            && state.no_context_at.is_none_or(|t| tk.t > t)
-        {
-            if state
-                .no_context_at
-                .is_none_or(|t| state.context_seen_at > t)
-            {
-                state.context_lost_at = Some(tk.t);
+    // Jobs come and go: the memory in use says when the GPU holds no context (see
+    // `rules::NO_CONTEXT_BYTES`), and the samples before a new context are other jobs'.
+    if let Some(tk) = h.ticks.last().filter(|tk| tk.ok && tk.t > state.memory_t) {
+        if let Some(m) = tk.metrics.mem_used_bytes {
+            state.memory_t = tk.t;
+            if m < rules::NO_CONTEXT_BYTES {
+                if state
+                    .no_context_at
+                    .is_none_or(|t| state.context_seen_at > t)
+                {
+                    state.context_lost_at = Some(tk.t);
+                }
+                state.no_context_at = Some(tk.t);
+            } else {
+                if state
+                    .no_context_at
+                    .is_some_and(|t| t >= state.context_seen_at)
+                {
+                    state.context_since = Some(tk.t);
+                }
+                state.context_seen_at = tk.t;
             }
-            state.no_context_at = Some(tk.t);
-        } else if tk.ok && tk.metrics.mem_used_bytes.is_some() {
-            state.context_seen_at = tk.t;
         }
     }
     for &(t, u) in fresh.iter() {
@@ -661,6 +670,7 @@ fn absorb(
         state.low_since = state.low_since.min(u);
         state.high_since = state.high_since.max(u);
     }
+    let keep_from = keep_from.max(state.context_since.unwrap_or(f64::NEG_INFINITY));
     while state.ts.front().is_some_and(|t| *t < keep_from) {
         state.ts.pop_front();
         if let Some(u) = state.us.pop_front() {
@@ -731,6 +741,8 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
         Mean::default(),
         Mean::default(),
     );
+    // Memory in use still at its latest reading, going back.
+    let mut steady = true;
     // Newest first, a plain loop per chunk of history.
     'ticks: for chunk in h.ticks.chunks_rev() {
         for tk in chunk.iter().rev() {
@@ -750,8 +762,14 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
                 s.power_limit = m.power_limit_w;
             }
             if let Some(used) = m.mem_used_bytes {
-                s.mem_used_last.get_or_insert(used);
+                let last = *s.mem_used_last.get_or_insert(used);
                 s.mem_used_first = Some(used);
+                let band =
+                    rules::MEM_STEADY_BYTES.max((rules::MEM_STEADY_SHARE * last as f64) as u64);
+                steady &= used.abs_diff(last) <= band;
+                if steady {
+                    s.mem_steady_since = Some(tk.t);
+                }
             }
             if s.mem_total.is_none() {
                 s.mem_total = m.mem_total_bytes;
@@ -769,6 +787,10 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
                 }
             }
         }
+    }
+    if steady {
+        // Steady over every tick summarised: as far back as they go.
+        s.mem_steady_since = s.mem_steady_since.map(|t| t.min(since));
     }
     s.util_mean = util.get();
     s.sm_mean = sm.get();

@@ -231,7 +231,19 @@ pub struct TickSummary {
     /// [`TickSummary::of_the_current_job`]).
     pub no_context_at: Option<UnixTime>,
     pub context_lost_at: Option<UnixTime>,
+    /// Since when the memory in use has stayed at its latest reading (within [`MEM_STEADY_SHARE`]
+    /// or [`MEM_STEADY_BYTES`]), as far back as the ticks summarised go: `None` without memory
+    /// readings.
+    pub mem_steady_since: Option<UnixTime>,
 }
+
+/// Memory in use within this share of its latest reading, or this many bytes, is steady. A job
+/// starting up moves it by GiBs (H200: model load, then cuDNN trying algorithms: 1.6 → 12 → 3.4 →
+/// 13.6 GiB over 15 s, with blips of 1–15% utilization between); a job waiting for its input
+/// holds the same MiB for minutes.
+pub const MEM_STEADY_SHARE: f64 = 0.05;
+
+pub const MEM_STEADY_BYTES: u64 = 256 << 20;
 
 /// Seconds after its job's context went during which a pattern's evidence still counts: a
 /// pattern seen as the job ended is named (H200 run 2: an eval cadence's fourth cycle began
@@ -407,7 +419,10 @@ pub fn per_gpu(
                 })
             })
             && stalls()
-                .filter(|d| now - d.start <= cfg.rules_window_s)
+                .filter(|d| {
+                    now - d.start <= cfg.rules_window_s
+                        && s.mem_steady_since.is_none_or(|t| d.start >= t)
+                })
                 .count()
                 >= cfg.erratic_min_dips;
         if out.is_empty()
