@@ -473,7 +473,7 @@ mod tests {
             "{:?}",
             gpu0.evidence.notes
         );
-        assert!(gpu0.advice.contains("Host: "), "{}", gpu0.advice);
+        assert!(gpu0.advice.contains("host: "), "{}", gpu0.advice);
         let gpu2 = raised.iter().find(|f| f.gpu == 2).expect("GPU 2 raised");
         assert!(
             gpu2.evidence.notes.iter().any(|n| n.contains("pid")),

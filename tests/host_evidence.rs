@@ -172,6 +172,21 @@ fn annotation_adds_notes_and_advice_once_and_only_to_starvation_kinds() {
     annotate_finding(&mut f, &calm, &h);
     assert!(f.evidence.notes.is_empty());
     assert_eq!(f.advice, "Feed the GPU faster.");
+    // The rules' advice is a list of fixes without a full stop: the host's joins it as one more.
+    let mut listed = Finding {
+        advice: "more DataLoader workers, pin_memory=True".into(),
+        ..starvation()
+    };
+    annotate_finding(&mut listed, &procs, &h);
+    assert!(
+        listed
+            .advice
+            .starts_with("more DataLoader workers, pin_memory=True; host: "),
+        "{}",
+        listed.advice
+    );
+    annotate_finding(&mut listed, &calm, &h);
+    assert_eq!(listed.advice, "more DataLoader workers, pin_memory=True");
 
     let mut other = Finding {
         kind: FindingKind::Throttled,

@@ -198,7 +198,9 @@ pub fn loader_evidence(proc: &GpuProcess, host: &HostReading) -> Option<LoaderEv
 
 /// Marks what [`annotate_finding`] added, so that annotating again replaces rather than repeats.
 const NOTE_PREFIX: &str = "host: ";
-const ADVICE_MARK: &str = " Host: ";
+/// Joins the host's advice to the finding's: after a sentence, a new one; after a list of fixes
+/// (the rules' advice ends without a full stop), one more item.
+const ADVICE_MARKS: [&str; 2] = [" Host: ", "; host: "];
 
 /// Add host evidence to an input-starvation or erratic-stalls finding: one note per GPU process
 /// with evidence, and the first process's advice appended to the finding's advice. Other kinds are
@@ -214,7 +216,11 @@ pub fn annotate_finding(finding: &mut Finding, procs: &[GpuProcess], host: &Host
         .evidence
         .notes
         .retain(|n| !n.starts_with(NOTE_PREFIX));
-    if let Some(i) = finding.advice.find(ADVICE_MARK) {
+    if let Some(i) = ADVICE_MARKS
+        .iter()
+        .filter_map(|m| finding.advice.find(m))
+        .min()
+    {
         finding.advice.truncate(i);
     }
     // The biggest GPU users first: their loaders matter most.
@@ -231,6 +237,7 @@ pub fn annotate_finding(finding: &mut Finding, procs: &[GpuProcess], host: &Host
         }
     }
     if let Some(a) = advice {
-        finding.advice = format!("{}{ADVICE_MARK}{a}", finding.advice);
+        let mark = ADVICE_MARKS[usize::from(!finding.advice.ends_with('.'))];
+        finding.advice = format!("{}{mark}{a}", finding.advice);
     }
 }
