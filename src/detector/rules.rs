@@ -50,6 +50,8 @@ pub enum Summary {
         cycles: usize,
         /// Over fewer cycles than a period needs (see [`Candidate::provisional_period`]).
         provisional: bool,
+        /// Waits in each cycle (two where workers deliver out of step).
+        waits: u32,
     },
     ErraticStalls {
         stalls: usize,
@@ -117,8 +119,14 @@ impl Summary {
                 confidence,
                 cycles,
                 provisional: _,
+                waits,
             } => format!(
-                "idle ~{dip_s:.1} s every {period_s:.1} s, {} of time lost, up to {:.1}× faster if fixed (confidence {}, {cycles} cycles)",
+                "idle ~{dip_s:.1} s every {period_s:.1} s{}, {} of time lost, up to {:.1}× faster if fixed (confidence {}, {cycles} cycles)",
+                if waits > 1 {
+                    format!(" in {waits} waits")
+                } else {
+                    String::new()
+                },
                 pct(lost),
                 1.0 / (1.0 - lost).max(0.02),
                 confidence_word(confidence)
@@ -358,7 +366,17 @@ pub fn per_gpu(
                 ..Default::default()
             };
             ev.signals.insert("busy_level".into(), a.busy_level);
-            let dip = a.dip_s.unwrap_or(p.period_s * l);
+            // Several waits to a cycle: the idle time of the whole cycle.
+            let dip = if p.dips_per_cycle > 1 {
+                p.period_s * l
+            } else {
+                a.dip_s.unwrap_or(p.period_s * l)
+            };
+            if p.dips_per_cycle > 1 {
+                ev.dip_s = Some(dip);
+                ev.signals
+                    .insert("waits_per_cycle".into(), p.dips_per_cycle as f64);
+            }
             if p.period_s >= cfg.stall_min_period_s && l < cfg.cadence_max_lost {
                 if l >= cfg.stall_min_lost {
                     out.push(Candidate {
@@ -395,6 +413,7 @@ pub fn per_gpu(
                         confidence: conf,
                         cycles: p.cycles,
                         provisional: p.provisional,
+                        waits: p.dips_per_cycle,
                     },
                     evidence: ev,
                 });

@@ -90,6 +90,9 @@ pub struct Period {
     /// Seen over fewer than `min_cycles` cycles (three deep, evenly spaced dips that are the
     /// latest in the window): named early, with less confidence, until more cycles confirm it.
     pub provisional: bool,
+    /// Dips in each cycle: 1, or 2 where two workers deliver out of step (see
+    /// [`paired_min_starts`]).
+    pub dips_per_cycle: u32,
 }
 
 impl Period {
@@ -505,6 +508,51 @@ pub fn analyse_window(
                 }
             }
         }
+        // Two dips to a cycle (workers that deliver out of step: a burst 1.4 s then 2.6 s after
+        // the last, every 4 s): the spacings alternate and no period is near their median, but
+        // every other dip start follows the cycle. Counted on the dip starts that end with the
+        // latest, over `min_cycles` whole cycles (no provisional period).
+        // A period found over alternating spacings (the median one short, the long ones taken
+        // as two periods) yields to the cycle when every other dip start follows the cycle far
+        // more closely.
+        let uneven = match &found {
+            Periodicity::None => Some(None),
+            Periodicity::Period(per) if per.regularity < UNEVEN_REGULARITY => Some(Some(per.acf)),
+            _ => None,
+        };
+        if let (0, Some(beat), true) = (
+            k,
+            uneven,
+            starts.len() >= paired_min_starts(p)
+                && waits_alternate(&starts[starts.len() - paired_min_starts(p)..]),
+        ) {
+            let every_other: Vec<f64> = starts[(starts.len() - 1) % 2..]
+                .iter()
+                .step_by(2)
+                .copied()
+                .collect();
+            spacings.clear();
+            spacings.extend(every_other.windows(2).map(|w| w[1] - w[0]));
+            if let Some(sp) = median(spacings) {
+                let r = find_period(
+                    ts,
+                    us,
+                    (a.mean, h, dip_len),
+                    (&every_other, spacings, sp),
+                    whole_hist,
+                    p,
+                    (grid, sums, rs),
+                );
+                if let Periodicity::Period(mut per) = r {
+                    let clearer = per.regularity >= PAIRED_REGULARITY
+                        && per.acf >= beat.map_or(PAIRED_ACF_MIN, |acf| acf + PAIRED_ACF_MARGIN);
+                    if clearer && !per.provisional && per.period_s >= 2.0 * p.min_period_s {
+                        per.dips_per_cycle = 2;
+                        found = Periodicity::Period(per);
+                    }
+                }
+            }
+        }
         // A provisional period counts only when it passes its checks; with fewer dip starts
         // than `min_cycles` nothing else counts either (the window reads as before: no period).
         let early = match &found {
@@ -546,7 +594,20 @@ pub fn analyse_window(
                 a.lost_fraction = shortfall_from(us, from, h, whole_hist) / (h * m as f64);
                 // Far more time lost than the dips explain: the busy stretches hide stalls that
                 // fall between samples, so the true period is shorter than the one seen.
-                let dip_share = a.dip_s.unwrap_or(0.0) / per.period_s;
+                // Several waits to a cycle, of uneven lengths: the share of the cycles' time
+                // their dips cover.
+                let dip_share = if per.dips_per_cycle > 1 {
+                    let last = ts[n - 1];
+                    let idle: f64 = a
+                        .dips
+                        .iter()
+                        .filter(|d| d.start >= per.first_start)
+                        .map(|d| d.end.unwrap_or(last) - d.start)
+                        .sum();
+                    idle / (last - per.first_start).max(per.period_s)
+                } else {
+                    a.dip_s.unwrap_or(0.0) / per.period_s
+                };
                 if a.lost_fraction > dip_share + 0.2 {
                     a.too_fast = true;
                 } else {
@@ -964,11 +1025,47 @@ fn find_period(
         last_start: starts[best.0 + best.1 - 1],
         regularity,
         provisional,
+        dips_per_cycle: 1,
     })
 }
 
 /// Dip starts a provisional period needs: one fewer than `min_cycles`, and at least three (two
 /// spacings to compare).
+/// Below this share of regular spacings a period may be half of a cycle of two uneven waits.
+const UNEVEN_REGULARITY: f64 = 0.75;
+/// How much stronger the cycle's autocorrelation must be, and how regular every other dip start,
+/// for the cycle to replace such a period.
+const PAIRED_ACF_MARGIN: f64 = 0.2;
+const PAIRED_REGULARITY: f64 = 0.9;
+/// The cycle's autocorrelation a search for two dips to a cycle needs on its own (H200 run 10's
+/// out-of-step workers: 0.5).
+const PAIRED_ACF_MIN: f64 = 0.45;
+
+/// Whether the spacings of the latest `paired_min_starts` dip starts alternate between two
+/// steady values: each of the two series (every other spacing) within 25% of its own median.
+/// Random dips do not (taking every other start only averages their spacings out); two workers
+/// out of step do (H200 run 10: 1.4 s, 2.6 s, 1.4 s, …).
+fn waits_alternate(starts: &[f64]) -> bool {
+    let spacings: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    let steady = |phase: usize| {
+        let mut series: Vec<f64> = spacings.iter().skip(phase).step_by(2).copied().collect();
+        let Some(m) = median(&mut series) else {
+            return false;
+        };
+        let near = series
+            .iter()
+            .filter(|s| (**s - m).abs() <= 0.25 * m)
+            .count();
+        near as f64 >= PAIRED_REGULARITY * series.len() as f64
+    };
+    steady(0) && steady(1)
+}
+
+/// Dip starts the search for two dips to a cycle needs: `min_cycles` whole cycles.
+fn paired_min_starts(p: &SignalParams) -> usize {
+    2 * p.min_cycles
+}
+
 fn early_cycles(p: &SignalParams) -> usize {
     p.min_cycles.saturating_sub(1).max(3)
 }
@@ -1130,6 +1227,35 @@ mod tests {
         assert!((p.period_s - 2.0).abs() < 0.15, "{p:?}");
         assert!((a.lost_fraction - 0.4).abs() < 0.05, "{}", a.lost_fraction);
         assert!((a.dip_s.expect("dips") - 0.8).abs() < 0.26);
+    }
+
+    #[test]
+    fn two_waits_to_a_cycle_give_the_cycle_not_erratic_stalls() {
+        // Two workers out of step (H200 run 10): a one-window burst at 0 s and at 1.4 s of every
+        // 4 s cycle, driver windows every 0.2 s, 36 s. The spacings alternate 1.4 / 2.6 s.
+        let (mut ts, mut us) = (Vec::new(), Vec::new());
+        for i in 0..180 {
+            let t = i as f64 * 0.2;
+            let phase = t % 4.0;
+            let burst = phase < 0.1 || (1.35..1.55).contains(&phase);
+            ts.push(t);
+            us.push(if burst { 16.0 } else { 0.0 });
+        }
+        let a = analyse(&ts, &us, &params());
+        let p = a.period.expect("the cycle");
+        assert!((p.period_s - 4.0).abs() < 0.2, "{p:?}");
+        assert_eq!(p.dips_per_cycle, 2, "{p:?}");
+        assert!(a.lost_fraction > 0.8, "{}", a.lost_fraction);
+        // Evenly spaced bursts keep one wait to a cycle.
+        let even: Vec<f32> = ts
+            .iter()
+            .map(|t| if t % 2.0 < 0.1 { 16.0 } else { 0.0 })
+            .collect();
+        let p = analyse(&ts, &even, &params()).period.expect("periodic");
+        assert!(
+            (p.period_s - 2.0).abs() < 0.2 && p.dips_per_cycle == 1,
+            "{p:?}"
+        );
     }
 
     #[test]
