@@ -72,10 +72,10 @@ struct GpuState {
     /// [`rules::NO_CONTEXT_BYTES`]), and the first of that stretch without one.
     no_context_at: Option<UnixTime>,
     context_lost_at: Option<UnixTime>,
-    /// The last tick on which memory in use showed a context, the first of the current context
+    /// Whether the last memory reading showed a context, the first tick of the current context
     /// (the samples before it are other jobs' and leave the window), and the last tick whose
     /// memory was read.
-    context_seen_at: UnixTime,
+    had_context: Option<bool>,
     context_since: Option<UnixTime>,
     memory_t: UnixTime,
     /// When a dip's start and a dip's end last brought an evaluation forward
@@ -643,23 +643,16 @@ fn absorb(
     if let Some(tk) = h.ticks.last().filter(|tk| tk.ok && tk.t > state.memory_t) {
         if let Some(m) = tk.metrics.mem_used_bytes {
             state.memory_t = tk.t;
-            if m < rules::NO_CONTEXT_BYTES {
-                if state
-                    .no_context_at
-                    .is_none_or(|t| state.context_seen_at > t)
-                {
+            let context = m >= rules::NO_CONTEXT_BYTES;
+            if !context {
+                if state.had_context != Some(false) {
                     state.context_lost_at = Some(tk.t);
                 }
                 state.no_context_at = Some(tk.t);
-            } else {
-                if state
-                    .no_context_at
-                    .is_some_and(|t| t >= state.context_seen_at)
-                {
-                    state.context_since = Some(tk.t);
-                }
-                state.context_seen_at = tk.t;
+            } else if state.had_context == Some(false) {
+                state.context_since = Some(tk.t);
             }
+            state.had_context = Some(context);
         }
     }
     for &(t, u) in fresh.iter() {

@@ -423,27 +423,25 @@ pub fn per_gpu(
         let stalls = || a.dips.iter().filter(|d| !d.open_start);
         let short = a.dip_s.is_some_and(|d| d <= cfg.long_gap_s);
         let gap_limit = a.spacing_s.map_or(5.0, |sp| (3.0 * sp).max(5.0));
-        let recent = stalls()
-            .next_back()
-            .is_some_and(|d| now - d.start <= gap_limit)
-            && stalls().next().is_some_and(|first| {
-                stalls().next_back().is_some_and(|last| {
-                    s.of_the_current_job(
+        let recent = match (stalls().next(), stalls().next_back()) {
+            (Some(first), Some(last)) => {
+                now - last.start <= gap_limit
+                    && s.of_the_current_job(
                         first.start,
                         last.start,
                         a.spacing_s.unwrap_or(1.0),
                         cfg.erratic_min_dips,
                         now,
                     )
-                })
+            }
+            _ => false,
+        } && stalls()
+            .filter(|d| {
+                now - d.start <= cfg.rules_window_s
+                    && s.mem_steady_since.is_none_or(|t| d.start >= t)
             })
-            && stalls()
-                .filter(|d| {
-                    now - d.start <= cfg.rules_window_s
-                        && s.mem_steady_since.is_none_or(|t| d.start >= t)
-                })
-                .count()
-                >= cfg.erratic_min_dips;
+            .count()
+            >= cfg.erratic_min_dips;
         if out.is_empty()
             && recent
             && a.period
