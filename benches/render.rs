@@ -1,5 +1,6 @@
-//! Frame render time: 8 simulated GPUs with 10 minutes of history at 200×60, and a new snapshot
-//! to a drawn frame for 1 GPU at 80×24 and at 160×48. Run with `cargo bench --bench render`;
+//! Frame render time: 8 simulated GPUs with 10 minutes of history at 200×60 (each frame drawn
+//! whole, every part of it, as after a resize: the most a frame costs), and a new snapshot to a
+//! drawn frame for 1 GPU at 80×24 and at 160×48 (only the parts that changed are drawn). Run with `cargo bench --bench render`;
 //! `GPULSE_BENCH_PAUSE_MS=250` pauses before each snapshot-to-frame tick as the dashboard does
 //! (cold caches: the cost a real tick pays); `GPULSE_BENCH_ONLY=160x48` runs only the sections
 //! whose name holds that text (to profile one).
@@ -53,7 +54,10 @@ fn frames(name: &str, app: &App, w: u16, h: u16, n: usize) {
     for _ in 0..5 {
         term.draw(app).expect("draw");
     }
-    measure(name, n, || term.draw(app).expect("draw"));
+    measure(name, n, || {
+        term.forget();
+        term.draw(app).expect("draw")
+    });
 }
 
 /// Whether the section `name` runs: all of them, or with `GPULSE_BENCH_ONLY=TEXT` those whose
@@ -138,8 +142,11 @@ fn main() {
     tracing::info!(target: "gpulse::events", "watching 1 GPU(s) on sim every 250 ms");
     let size = ratatui::layout::Size::new(160, 48);
     let backend = gpulse::tui::term::TermBackend::sized(std::io::sink(), size);
-    let mut term = ratatui::Terminal::new(backend).expect("terminal");
-    assert_eq!(term.size().expect("size"), size);
+    let mut term = gpulse::tui::canvas::PartsTerminal::new(backend);
+    assert_eq!(
+        ratatui::backend::Backend::size(term.backend()).expect("size"),
+        size
+    );
     snapshot_to_frame(
         "snapshot -> frame, 1 GPU, 160x48, gpulse backend",
         &mut one,

@@ -54,11 +54,9 @@ pub struct App {
     /// depend on what else logged).
     pub live_log: bool,
     /// Events logged before this frame ([`crate::tui::widgets::log::logged`], read before they
-    /// are moved to the panel): the event panel is copied from its last drawing while this has
-    /// not moved (`None`: drawn every frame).
+    /// are moved to the panel): the event panel is kept as it is on screen while this has not
+    /// moved (`None`: drawn every frame).
     pub log_events: Option<u64>,
-    /// The event panel as last drawn.
-    pub log_cache: crate::tui::widgets::log::LogCache,
     /// Wall-clock time of this frame, for the ages of stale readings.
     pub now: UnixTime,
     /// Set once the user asked to quit.
@@ -97,7 +95,6 @@ impl App {
             color,
             live_log: true,
             log_events: None,
-            log_cache: Default::default(),
             now: first.t,
             quit: false,
             table: ProcessTableState::default(),

@@ -6,6 +6,7 @@
 
 pub mod action;
 pub mod app;
+pub mod canvas;
 pub mod dialog;
 pub mod fixture;
 pub mod fleet;
@@ -60,18 +61,20 @@ pub fn init_tui_logging() {
     });
 }
 
-/// Draw one frame on a terminal as the dashboard does: the event panel is drawn again only if
-/// events were logged since its last drawing.
+/// Draw one frame on a terminal as the dashboard does: in parts, each drawn again only when it
+/// changed (the event panel only if events were logged since its last drawing).
 pub fn draw_frame<B: ratatui::backend::Backend>(
-    terminal: &mut ratatui::Terminal<B>,
+    terminal: &mut canvas::PartsTerminal<B>,
     app: &mut App,
 ) -> Result<(), B::Error> {
-    // Counted before `draw` moves the events to the panel: every event counted is drawn.
+    // Counted before the events are moved to the panel: every event counted is drawn.
     app.log_events = Some(widgets::log::logged());
-    terminal.draw(|f| draw(f, app)).map(|_| ())
+    tui_logger::move_events();
+    let app = &*app;
+    terminal.draw(|area, canvas| screen::render_on(area, canvas, app, app.displayed()))
 }
 
-/// Draw one frame of the app's displayed snapshot.
+/// Draw one frame of the app's displayed snapshot on a ratatui terminal, whole.
 pub fn draw(frame: &mut Frame, app: &App) {
     // Events logged since the last frame join the event panel's buffer.
     tui_logger::move_events();
@@ -111,7 +114,7 @@ pub fn run(live: Live, settings: &Settings, options: RunOptions) -> anyhow::Resu
     let result = runtime.block_on(async {
         // Signals first: one that arrives once the terminal is changed must still restore it.
         let signals = Signals::new()?;
-        let mut terminal = term::init()?;
+        let mut terminal = term::init_screen()?;
         let _restore = RestoreTerminal;
         event_loop(&mut terminal, signals, live, settings, options).await
     });
@@ -137,7 +140,7 @@ impl Signals {
 }
 
 async fn event_loop(
-    terminal: &mut term::Term,
+    terminal: &mut term::Screen,
     mut signals: Signals,
     live: Live,
     settings: &Settings,
@@ -220,7 +223,10 @@ async fn event_loop(
                     }
                 }
                 Some(Ok(Event::Resize(..))) => {
+                    // Drawn whole at the new size (even one the same as before: a terminal
+                    // resized and back may have lost what it showed).
                     terminal.backend().forget_size();
+                    terminal.forget();
                     dirty = true;
                 }
                 Some(Ok(_)) => {}
@@ -271,25 +277,36 @@ fn toggle_recording(
     }
 }
 
-/// A terminal that draws into memory: the full draw path (layout, widgets, diff against the
-/// previous frame) without a real terminal, for benchmarks and tools.
+/// A terminal that draws into memory: the dashboard's draw path (layout, widgets, the parts
+/// that changed compared with the previous frame) without a real terminal, for benchmarks and
+/// tools.
 pub struct OffscreenTerminal {
-    terminal: ratatui::Terminal<ratatui::backend::TestBackend>,
+    terminal: canvas::PartsTerminal<ratatui::backend::TestBackend>,
 }
 
 impl OffscreenTerminal {
     pub fn new(width: u16, height: u16) -> std::io::Result<Self> {
-        let terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let terminal =
+            canvas::PartsTerminal::new(ratatui::backend::TestBackend::new(width, height));
         Ok(OffscreenTerminal { terminal })
     }
 
     /// Draw one frame of the app's displayed snapshot.
     pub fn draw(&mut self, app: &App) -> std::io::Result<()> {
+        tui_logger::move_events();
         self.terminal
-            .draw(|f| draw(f, app))
-            .map(|_| ())
+            .draw(|area, canvas| screen::render_on(area, canvas, app, app.displayed()))
             .map_err(|e| std::io::Error::other(e.to_string()))
+    }
+
+    /// Forget what the last frame drew: the next is drawn whole (the most a frame costs).
+    pub fn forget(&mut self) {
+        self.terminal.forget();
+    }
+
+    /// Parts drawn (not kept) in the last frame, and in all frames so far.
+    pub fn parts_drawn(&self) -> (usize, u64) {
+        self.terminal.parts_drawn()
     }
 
     /// The screen as text, one line per row.

@@ -7,6 +7,8 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::engine::Snapshot;
 
+use super::canvas::Canvas;
+
 use super::app::{App, Focus, Overlay};
 use super::theme::Theme;
 use super::widgets::dialog::SignalDialogView;
@@ -62,9 +64,25 @@ const HOST_LINE_MIN_HEIGHT: u16 = 20;
 /// processes, detector and events as space allows. Below [`MIN_WIDTH`]×[`MIN_HEIGHT`] it only
 /// says so.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
+    render_on(area, buf, app, snapshot);
+}
+
+/// Draw the dashboard on a canvas in parts (see [`render`] for the screen): each panel, chart
+/// and line of readings is a part, kept on a [`super::canvas::PartsTerminal`] while it does not
+/// change. The help overlay and the signal dialog lie over the others: while one is shown the
+/// screen is a single part.
+pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snapshot) {
     let theme = Theme::new(app.color);
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
-        render_too_small(area, buf, theme);
+        canvas.part("too-small", area, None, &mut |buf| {
+            render_too_small(area, buf, theme)
+        });
+        return;
+    }
+    if (app.dialog.is_some() || app.overlay.is_some()) && !canvas.draws_everything() {
+        canvas.part("overlaid", area, None, &mut |buf| {
+            render_on(area, buf, app, snapshot)
+        });
         return;
     }
     let host_h = u16::from(area.height >= HOST_LINE_MIN_HEIGHT);
@@ -75,29 +93,29 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
         Constraint::Length(1),
     ])
     .areas(area);
-    (&Header {
+    Header {
         snapshot,
         theme,
         paused: app.paused(),
         window_s: app.window_s,
         now: app.display_now(),
         replay: app.replay.as_ref().map(|r| r.paused),
-    })
-        .render(header, buf);
+    }
+    .draw_on(header, canvas);
     if host_h > 0 {
-        (&HostPanel {
+        HostPanel {
             host: &snapshot.host,
             detail: snapshot.sample.as_deref().map(|s| &s.host_detail),
             theme,
-        })
-            .render(host, buf);
+        }
+        .draw_on(host, canvas);
     }
-    (&Footer {
+    Footer {
         app,
         t: snapshot.t,
         theme,
-    })
-        .render(footer, buf);
+    }
+    .draw_on(footer, canvas);
 
     let n = snapshot.gpus.len() as u16;
     let selected = app.selected.min(snapshot.gpus.len().saturating_sub(1));
@@ -114,18 +132,19 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
         let h = want.min(cap.max(3)).min(rest.height);
         let [list, below] =
             Layout::vertical([Constraint::Length(h), Constraint::Fill(1)]).areas(rest);
-        (&GpuList {
+        let gpus = GpuList {
             snapshot,
             theme,
             selected,
             now: app.display_now(),
             window_s: app.window_s,
-        })
-            .render(list, buf);
+        };
+        // Every row's chart moves with each snapshot.
+        canvas.part("gpu-list", list, None, &mut |buf| (&gpus).render(list, buf));
         rest = below;
     }
     let Some(gpu) = snapshot.gpus.get(selected) else {
-        render_overlays(area, buf, app, theme);
+        draw_overlays(area, canvas, app, theme);
         return;
     };
     let rows = app.table.rows(snapshot, selected);
@@ -147,7 +166,7 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
     let [panel, lower] =
         Layout::vertical([Constraint::Length(panel_h), Constraint::Fill(1)]).areas(rest);
     if show_panel {
-        (&GpuPanel {
+        GpuPanel {
             gpu,
             theme,
             t: snapshot.t,
@@ -155,8 +174,8 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
             interval_s: snapshot.stats.interval_s,
             window_s: app.window_s,
             selected: true,
-        })
-            .render(panel, buf);
+        }
+        .draw_on(panel, canvas);
     }
     let procs = ProcessTable {
         rows: &rows,
@@ -173,22 +192,32 @@ pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
     let log = LogPanel {
         theme,
         live: app.live_log,
-        cache: app.log_events.map(|n| (&app.log_cache, n)),
+        logged: app.log_events,
     };
     if lower.height >= procs_h + BOTTOM_MIN || (focused && lower.height >= 4 + BOTTOM_MIN) {
         let h = procs_h.min(lower.height - BOTTOM_MIN);
         let [p, b] = Layout::vertical([Constraint::Length(h), Constraint::Fill(1)]).areas(lower);
-        (&procs).render(p, buf);
+        procs.draw_on(p, canvas);
         let [d, l] = Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(b);
-        (&detector).render(d, buf);
-        (&log).render(l, buf);
+        detector.draw_on(d, canvas);
+        log.draw_on(l, canvas);
     } else if lower.height >= 3 {
         let [p, d] =
             Layout::horizontal([Constraint::Percentage(50), Constraint::Fill(1)]).areas(lower);
-        (&procs).render(p, buf);
-        (&detector).render(d, buf);
+        procs.draw_on(p, canvas);
+        detector.draw_on(d, canvas);
     }
-    render_overlays(area, buf, app, theme);
+    draw_overlays(area, canvas, app, theme);
+}
+
+/// The overlays over a screen drawn whole (on a canvas that keeps parts, a screen with an overlay
+/// is drawn whole as one part: see [`render_on`]).
+fn draw_overlays(area: Rect, canvas: &mut dyn Canvas, app: &App, theme: Theme) {
+    if app.dialog.is_some() || app.overlay.is_some() {
+        canvas.part("overlays", area, None, &mut |buf| {
+            render_overlays(area, buf, app, theme)
+        });
+    }
 }
 
 /// The help overlay and the signal dialog, over everything else.

@@ -25,16 +25,32 @@ use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
 use ratatui::style::{Color, Modifier};
 
-/// The dashboard's terminal.
+use super::canvas::PartsTerminal;
+
+/// The fleet screen's terminal (drawn whole each frame).
 pub type Term = ratatui::Terminal<TermBackend<Stdout>>;
+
+/// The dashboard's terminal: drawn in parts, only those that changed (see
+/// [`crate::tui::canvas`]).
+pub type Screen = PartsTerminal<TermBackend<Stdout>>;
 
 /// Enter raw mode and the alternate screen and return the terminal; a panic restores the
 /// terminal before its message is printed. [`restore`] undoes it.
 pub fn init() -> io::Result<Term> {
+    enter()?;
+    ratatui::Terminal::new(TermBackend::new(io::stdout()))
+}
+
+/// As [`init`], for the dashboard.
+pub fn init_screen() -> io::Result<Screen> {
+    enter()?;
+    Ok(PartsTerminal::new(TermBackend::new(io::stdout())))
+}
+
+fn enter() -> io::Result<()> {
     set_panic_hook();
     terminal::enable_raw_mode()?;
-    crossterm::execute!(io::stdout(), terminal::EnterAlternateScreen)?;
-    ratatui::Terminal::new(TermBackend::new(io::stdout()))
+    crossterm::execute!(io::stdout(), terminal::EnterAlternateScreen)
 }
 
 /// Leave raw mode and the alternate screen and show the cursor again (safe to call more than

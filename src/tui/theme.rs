@@ -6,7 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 use crate::model::Severity;
 
 /// The styles every widget draws with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Theme {
     color: bool,
 }

@@ -8,6 +8,8 @@ use ratatui::symbols;
 use ratatui::text::Line;
 use ratatui::widgets::{RenderDirection, Sparkline, SparklineBar, Widget};
 
+use crate::tui::canvas::{key_of, Canvas};
+
 use super::series::Binned;
 
 /// Width of the label column beside each chart.
@@ -40,7 +42,8 @@ impl MetricChart<'_> {
 /// Sparkline bars from columns, in eighths of a cell for a chart `rows` high: absent columns stay
 /// absent, a value above zero gets at least one eighth (so it never looks like a zero), and
 /// columns before history are left out (the chart is drawn right to left, so they stay blank).
-pub fn bars(binned: &Binned, full_scale: f64, rows: u16) -> Vec<SparklineBar> {
+/// Newest first.
+pub fn bars(binned: &Binned, full_scale: f64, rows: u16) -> Vec<Option<u64>> {
     let steps = f64::from(rows.max(1)) * 8.0;
     let scale = if full_scale > 0.0 && full_scale.is_finite() {
         full_scale
@@ -51,14 +54,14 @@ pub fn bars(binned: &Binned, full_scale: f64, rows: u16) -> Vec<SparklineBar> {
         .iter()
         .rev()
         .map(|v| {
-            SparklineBar::from(v.map(|v| {
+            v.map(|v| {
                 let eighths = ((v / scale).clamp(0.0, 1.0) * steps).round() as u64;
                 if v > 0.0 {
                     eighths.max(1)
                 } else {
                     eighths
                 }
-            }))
+            })
         })
         .collect()
 }
@@ -71,8 +74,18 @@ pub fn sparkline<'a>(
     style: Style,
     absent_style: Style,
 ) -> Sparkline<'a> {
+    sparkline_of(&bars(binned, full_scale, rows), rows, style, absent_style)
+}
+
+/// A sparkline of [`bars`] (newest first) for a chart `rows` high.
+fn sparkline_of<'a>(
+    bars: &[Option<u64>],
+    rows: u16,
+    style: Style,
+    absent_style: Style,
+) -> Sparkline<'a> {
     Sparkline::default()
-        .data(bars(binned, full_scale, rows))
+        .data(bars.iter().map(|&b| SparklineBar::from(b)))
         .max(u64::from(rows.max(1)) * 8)
         .direction(RenderDirection::RightToLeft)
         .style(style)
@@ -82,9 +95,36 @@ pub fn sparkline<'a>(
 
 impl Widget for &MetricChart<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw_on(area, buf);
+    }
+}
+
+impl MetricChart<'_> {
+    /// Draw the chart as one part of a screen: drawn again when its label, its bars (the
+    /// columns as drawn, in eighths of a cell) or its marks change.
+    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         if area.is_empty() {
             return;
         }
+        let label_w = LABEL_WIDTH.min(area.width);
+        let chart_w = (area.width - label_w) as usize;
+        let mark_row = self.marks.is_some() && area.height >= 2;
+        let chart_h = area.height - u16::from(mark_row);
+        let bars = bars(self.binned, self.full_scale, chart_h);
+        let marks = self
+            .marks
+            .filter(|_| mark_row)
+            .map(|m| &m[..m.len().min(chart_w)]);
+        let key = key_of(&(
+            &self.label,
+            &bars[..bars.len().min(chart_w)],
+            marks,
+            (self.style, self.absent_style, self.mark_style),
+        ));
+        canvas.part("chart", area, key, &mut |buf| self.draw(area, buf, &bars));
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, bars: &[Option<u64>]) {
         let label_w = LABEL_WIDTH.min(area.width);
         let label_area = Rect::new(area.x, area.y, label_w, area.height);
         for (i, line) in self.label.iter().take(area.height as usize).enumerate() {
@@ -102,14 +142,7 @@ impl Widget for &MetricChart<'_> {
         let mark_row = self.marks.is_some() && area.height >= 2;
         let chart_h = area.height - u16::from(mark_row);
         let chart_area = Rect::new(area.x + label_w, area.y, chart_w, chart_h);
-        sparkline(
-            self.binned,
-            self.full_scale,
-            chart_h,
-            self.style,
-            self.absent_style,
-        )
-        .render(chart_area, buf);
+        sparkline_of(bars, chart_h, self.style, self.absent_style).render(chart_area, buf);
         if let (true, Some(marks)) = (mark_row, self.marks) {
             let y = area.y + chart_h;
             for (i, &m) in marks.iter().take(chart_w as usize).enumerate() {

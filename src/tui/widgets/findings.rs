@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 use crate::engine::Snapshot;
 use crate::model::FindingKind;
+use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::theme::Theme;
 
 pub struct DetectorPanel<'a> {
@@ -18,6 +19,13 @@ pub struct DetectorPanel<'a> {
 
 impl Widget for &DetectorPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw_on(area, buf);
+    }
+}
+
+impl DetectorPanel<'_> {
+    /// Draw the panel as one part of a screen.
+    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let t = self.theme;
         let s = self.snapshot;
         let block = Block::default()
@@ -71,9 +79,11 @@ impl Widget for &DetectorPanel<'_> {
         if !any {
             lines.push(Line::styled("no active findings", t.dim()));
         }
-        Paragraph::new(lines)
+        let p = Paragraph::new(lines)
             .block(block)
-            .wrap(Wrap { trim: false })
-            .render(area, buf);
+            .wrap(Wrap { trim: false });
+        canvas.part("detector", area, key_of(&p), &mut |buf| {
+            (&p).render(area, buf)
+        });
     }
 }

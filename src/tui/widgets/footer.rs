@@ -8,6 +8,7 @@ use ratatui::widgets::Widget;
 
 use crate::model::UnixTime;
 use crate::tui::app::{App, Focus};
+use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::theme::Theme;
 
 pub struct Footer<'a> {
@@ -44,6 +45,13 @@ impl Footer<'_> {
 
 impl Widget for &Footer<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw_on(area, buf);
+    }
+}
+
+impl Footer<'_> {
+    /// Draw the line as one part of a screen.
+    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let t = self.theme;
         let keys: &[(&str, &str)] = match (self.app.focus, self.app.replay.is_some()) {
             (Focus::Processes, _) => &[
@@ -79,6 +87,9 @@ impl Widget for &Footer<'_> {
             spans.push(Span::styled(format!(" {k}"), t.key()));
             spans.push(Span::styled(format!(" {what} "), t.dim()));
         }
-        buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+        let line = Line::from(spans);
+        canvas.part("footer", area, key_of(&line), &mut |buf| {
+            buf.set_line(area.x, area.y, &line, area.width);
+        });
     }
 }

@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 use crate::engine::GpuSnapshot;
 use crate::model::{throttle, Metrics};
+use crate::tui::canvas::{self, key_of, Canvas};
 use crate::tui::format::{self, ABSENT};
 use crate::tui::theme::{ChartMetric, Theme};
 
@@ -65,7 +66,7 @@ impl GpuPanel<'_> {
         )
     }
 
-    fn render_charts(&self, area: Rect, buf: &mut Buffer) {
+    fn draw_charts(&self, area: Rect, canvas: &mut dyn Canvas) {
         if area.is_empty() {
             return;
         }
@@ -199,7 +200,7 @@ impl GpuPanel<'_> {
                 marks: (i == 0 && with_marks).then_some(marks.as_slice()),
                 mark_style: t.warn(),
             };
-            (&chart).render(Rect::new(area.x, y, area.width, rows), buf);
+            chart.draw_on(Rect::new(area.x, y, area.width, rows), canvas);
             y += rows;
         }
     }
@@ -294,6 +295,13 @@ impl GpuPanel<'_> {
 
 impl Widget for &GpuPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw_on(area, buf);
+    }
+}
+
+impl GpuPanel<'_> {
+    /// Draw the panel in parts: its border, each chart, each line of its readings.
+    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let t = self.theme;
         let g = self.gpu;
         let live = Liveness::of(g, self.now, self.interval_s);
@@ -312,27 +320,97 @@ impl Widget for &GpuPanel<'_> {
             .title(Line::styled(title(g), t.title()))
             .title(Line::styled(format!(" {status} "), status_style).right_aligned());
         let inner = block.inner(area);
-        block.render(area, buf);
+        canvas::block(canvas, "gpu-panel", area, &block);
         if inner.is_empty() {
             return;
         }
         let (charts, stats) = self.charts_area(inner);
         if charts.width > LABEL_WIDTH {
-            self.render_charts(charts, buf);
+            self.draw_charts(charts, canvas);
         }
         let mut lines = Vec::new();
         if let Some(w) = live.words() {
             lines.push(Line::styled(w, status_style));
         }
         lines.extend(self.stats_lines());
-        Paragraph::new(lines).wrap(Wrap { trim: true }).render(
-            Rect::new(
-                stats.x + 1,
-                stats.y,
-                stats.width.saturating_sub(1),
-                stats.height,
-            ),
-            buf,
+        let stats = Rect::new(
+            stats.x + 1,
+            stats.y,
+            stats.width.saturating_sub(1),
+            stats.height,
         );
+        draw_lines(canvas, "gpu-readings", lines, stats);
+    }
+}
+
+/// Draw `lines` into `area` as `Paragraph::new(lines).wrap(Wrap { trim: true })` does: when every
+/// line fits the width the wrapper returns each line whole, so each line is a part of its own
+/// (drawn again only when it changes); otherwise the paragraph is one part.
+fn draw_lines(canvas: &mut dyn Canvas, name: &'static str, lines: Vec<Line<'_>>, area: Rect) {
+    if area.is_empty() {
+        return;
+    }
+    let whole = |l: &Line| {
+        // The wrapper trims leading whitespace; alignment moves the line.
+        let leading_space = l
+            .spans
+            .iter()
+            .find(|s| !s.content.is_empty())
+            .is_some_and(|s| s.content.starts_with(char::is_whitespace));
+        l.alignment.is_none() && !leading_space && l.width() <= usize::from(area.width)
+    };
+    if !lines.iter().all(whole) {
+        let p = Paragraph::new(lines).wrap(Wrap { trim: true });
+        canvas.part(name, area, key_of(&p), &mut |buf| (&p).render(area, buf));
+        return;
+    }
+    for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
+        let row = Rect::new(area.x, y, area.width, 1);
+        canvas.part(name, row, key_of(line), &mut |buf| {
+            buf.set_line(row.x, row.y, line, row.width);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::{Color, Style};
+
+    /// Lines drawn one part each give the cells a wrapping paragraph gives; lines that do not
+    /// fit go through the paragraph.
+    #[test]
+    fn readings_drawn_line_by_line_are_what_a_wrapping_paragraph_draws() {
+        let styled = |a: &'static str, b: &'static str| {
+            Line::from(vec![
+                Span::styled(a, Style::default().fg(Color::Gray)),
+                Span::styled(b, Style::default().fg(Color::Green)),
+            ])
+            .style(Style::default().bg(Color::Black))
+        };
+        let cases: Vec<Vec<Line<'static>>> = vec![
+            vec![
+                styled("temp      ", "45 °C"),
+                Line::from(""),
+                styled("SM ", "1980/1980 MHz"),
+            ],
+            vec![Line::from("0123456789abcdefghij")],
+            vec![Line::from("a line far too long for twenty columns to hold")],
+            vec![Line::from("   indented"), Line::from("  ")],
+            (0..10)
+                .map(|i| Line::from(format!("row {i} ✓ 漢字")))
+                .collect(),
+        ];
+        let full = Rect::new(0, 0, 40, 8);
+        let area = Rect::new(3, 1, 20, 5);
+        for lines in cases {
+            let mut parts = Buffer::empty(full);
+            draw_lines(&mut parts, "test", lines.clone(), area);
+            let mut para = Buffer::empty(full);
+            Paragraph::new(lines.clone())
+                .wrap(Wrap { trim: true })
+                .render(area, &mut para);
+            assert_eq!(parts, para, "{lines:?}");
+        }
     }
 }

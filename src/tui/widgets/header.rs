@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::engine::Snapshot;
+use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::format::{self, ABSENT};
 use crate::tui::theme::Theme;
 
@@ -23,6 +24,13 @@ pub struct Header<'a> {
 
 impl Widget for &Header<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw_on(area, buf);
+    }
+}
+
+impl Header<'_> {
+    /// Draw the line as one part of a screen.
+    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let s = self.snapshot;
         let sys = &s.system;
         let t = self.theme;
@@ -80,15 +88,19 @@ impl Widget for &Header<'_> {
             }
             segments.remove(drop);
         }
-        buf.set_line(area.x, area.y, &build(&segments), left_w);
-        if area.width >= status_w {
-            buf.set_stringn(
-                area.x + area.width - status_w,
-                area.y,
-                &status,
-                status_w as usize,
-                style,
-            );
-        }
+        let line = build(&segments);
+        let key = key_of(&(&line, left_w, &status, style, status_w));
+        canvas.part("header", area, key, &mut |buf| {
+            buf.set_line(area.x, area.y, &line, left_w);
+            if area.width >= status_w {
+                buf.set_stringn(
+                    area.x + area.width - status_w,
+                    area.y,
+                    &status,
+                    status_w as usize,
+                    style,
+                );
+            }
+        });
     }
 }

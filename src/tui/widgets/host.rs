@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::model::{HostDetail, HostReading};
+use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::format::{self, ABSENT};
 use crate::tui::theme::Theme;
 
@@ -37,6 +38,13 @@ pub fn core_strip(cores: &[f64], width: usize) -> String {
 
 impl Widget for &HostPanel<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw_on(area, buf);
+    }
+}
+
+impl HostPanel<'_> {
+    /// Draw the line as one part of a screen.
+    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let t = self.theme;
         let h = self.host;
         let load = match (h.load1, self.detail.and_then(|d| d.load5)) {
@@ -88,7 +96,10 @@ impl Widget for &HostPanel<'_> {
             spans.push(Span::styled(count, t.dim()));
         }
         spans.append(&mut tail);
-        buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+        let line = Line::from(spans);
+        canvas.part("host", area, key_of(&line), &mut |buf| {
+            buf.set_line(area.x, area.y, &line, area.width);
+        });
     }
 }
 

@@ -2,10 +2,9 @@
 
 //!
 //! tui-logger formats and wraps every event it shows on each frame; the panel changes only when
-//! an event is logged, so it is drawn once per change into a [`LogCache`] and copied from there
-//! on the frames between (a copy of its cells costs a fraction of the formatting).
+//! an event is logged, so its key is the count of events logged: between events the screen keeps
+//! it as it is (see [`crate::tui::canvas`]).
 
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ratatui::buffer::Buffer;
@@ -15,6 +14,7 @@ use ratatui::widgets::{Block, Borders, Widget};
 use tracing_subscriber::layer::{Context, Layer};
 use tui_logger::{TuiLoggerLevelOutput, TuiLoggerWidget};
 
+use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::theme::Theme;
 
 /// Events logged in this process so far (every event the panel's subscriber receives).
@@ -36,53 +36,33 @@ pub fn logged() -> u64 {
     LOGGED.load(Ordering::Acquire)
 }
 
-/// The last drawn event panel: the event count and area it was drawn for, and its cells.
-#[derive(Debug, Clone, Default)]
-pub struct LogCache(RefCell<Option<(u64, Rect, Theme, Buffer)>>);
-
-pub struct LogPanel<'a> {
+pub struct LogPanel {
     pub theme: Theme,
     /// Draw the logged events (false: the empty panel, for output that must not depend on what
     /// else in the process logged).
     pub live: bool,
-    /// The panel drawn for `logged` events, reused while no event is logged (with `None`, drawn
-    /// every time).
-    pub cache: Option<(&'a LogCache, u64)>,
+    /// How many events had been logged when the frame began ([`logged`]): the panel is drawn
+    /// again only when this moves. With `None`, drawn every frame.
+    pub logged: Option<u64>,
 }
 
-impl Widget for &LogPanel<'_> {
+impl Widget for &LogPanel {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let Some((cache, logged)) = self.cache.filter(|_| self.live) else {
-            self.draw(area, buf);
-            return;
+        self.draw(area, buf);
+    }
+}
+
+impl LogPanel {
+    /// Draw the panel as one part of a screen.
+    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
+        let key = match (self.live, self.logged) {
+            (true, Some(n)) => key_of(&(n, self.theme)),
+            (true, None) => None,
+            (false, _) => key_of(&self.theme),
         };
-        let mut cached = cache.0.borrow_mut();
-        let fresh = matches!(&*cached, Some((n, a, t, _)) if *n == logged && *a == area && *t == self.theme);
-        if !fresh {
-            let mut panel = Buffer::empty(area);
-            self.draw(area, &mut panel);
-            *cached = Some((logged, area, self.theme, panel));
-        }
-        if let Some((_, _, _, panel)) = &*cached {
-            copy_cells(panel, buf);
-        }
+        canvas.part("events", area, key, &mut |buf| self.draw(area, buf));
     }
-}
 
-/// Copy `from`'s cells into `to` where the two overlap.
-fn copy_cells(from: &Buffer, to: &mut Buffer) {
-    let area = from.area.intersection(to.area);
-    if area.is_empty() {
-        return;
-    }
-    let w = usize::from(area.width);
-    for y in area.top()..area.bottom() {
-        let (s, d) = (from.index_of(area.x, y), to.index_of(area.x, y));
-        to.content[d..d + w].clone_from_slice(&from.content[s..s + w]);
-    }
-}
-
-impl LogPanel<'_> {
     fn draw(&self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         let block = Block::default()

@@ -9,6 +9,7 @@ use ratatui::widgets::{
 };
 
 use crate::host::{format_running, state_name, ProcessRow, SortKey};
+use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::format::{self, ABSENT};
 use crate::tui::table::ProcessTableState;
 use crate::tui::theme::Theme;
@@ -140,6 +141,13 @@ impl ProcessTable<'_> {
 
 impl Widget for &ProcessTable<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        self.draw_on(area, buf);
+    }
+}
+
+impl ProcessTable<'_> {
+    /// Draw the table as one part of a screen.
+    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let t = self.theme;
         let border = if self.focused {
             t.border_selected()
@@ -157,9 +165,10 @@ impl Widget for &ProcessTable<'_> {
             } else {
                 format!("no process matches \"{}\"", filter.trim())
             };
-            Paragraph::new(Line::styled(msg, t.dim()))
-                .block(block)
-                .render(area, buf);
+            let p = Paragraph::new(Line::styled(msg, t.dim())).block(block);
+            canvas.part("processes", area, key_of(&p), &mut |buf| {
+                (&p).render(area, buf)
+            });
             return;
         }
         let cols = columns(self.state.all_gpus, area.width.saturating_sub(2));
@@ -192,7 +201,10 @@ impl Widget for &ProcessTable<'_> {
         if self.focused {
             state.select(self.state.selected_index(self.rows));
         }
-        StatefulWidget::render(table, area, buf, &mut state);
+        canvas.part("processes", area, key_of(&(&table, state)), &mut |buf| {
+            let mut state = state;
+            StatefulWidget::render(&table, area, buf, &mut state);
+        });
     }
 }
 

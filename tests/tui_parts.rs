@@ -1,0 +1,135 @@
+//! The dashboard drawn in parts (`gpulse::tui::canvas`): each part is drawn again only when it
+//! changed, and the terminal shows what a drawing of the whole screen gives, frame after frame.
+
+use gpulse::backend::sim::Scenario;
+use gpulse::tui::canvas::PartsTerminal;
+use gpulse::tui::fixture::SimRun;
+use gpulse::tui::{draw_frame, render, Action, App};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+fn text(buf: &Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The whole screen drawn afresh for `app` at `w`×`h`.
+fn whole(app: &App, w: u16, h: u16) -> Buffer {
+    let area = Rect::new(0, 0, w, h);
+    let mut buf = Buffer::empty(area);
+    render(area, &mut buf, app, app.displayed());
+    buf
+}
+
+#[test]
+fn new_events_show_on_the_next_frame_and_kept_panels_match_fresh_drawings() {
+    gpulse::tui::init_tui_logging();
+    let mut run = SimRun::new(Scenario::Healthy, 1);
+    run.advance(30.0);
+    let mut app = App::new(run.snapshot(), 60.0, 600.0, false);
+    let mut term = PartsTerminal::new(TestBackend::new(160, 48));
+
+    tracing::info!(target: "gpulse::events", "first event here");
+    draw_frame(&mut term, &mut app).expect("draw");
+    let first = text(term.backend().buffer());
+    assert!(first.contains("first event here"), "{first}");
+
+    // Frames without events: the panel is kept, and it is what a fresh drawing gives.
+    for _ in 0..3 {
+        run.advance(0.25);
+        app.on_snapshot(run.snapshot());
+        draw_frame(&mut term, &mut app).expect("draw");
+    }
+    let kept = text(term.backend().buffer());
+    let mut fresh_app = app.clone();
+    fresh_app.log_events = None;
+    assert_eq!(kept, text(&whole(&fresh_app, 160, 48)));
+
+    // A new event is drawn on the next frame.
+    tracing::warn!(target: "gpulse::events", "second event here");
+    draw_frame(&mut term, &mut app).expect("draw");
+    let second = text(term.backend().buffer());
+    assert!(second.contains("second event here"), "{second}");
+    assert!(second.contains("first event here"), "{second}");
+
+    // A resized terminal draws the panel again at its new size.
+    term.backend_mut().resize(100, 30);
+    draw_frame(&mut term, &mut app).expect("draw");
+    let small = text(term.backend().buffer());
+    assert!(small.contains("second event here"), "{small}");
+    assert_eq!(small.lines().count(), 30);
+}
+
+/// Frame after frame, while findings come and go, the selection moves, a panel is expanded, the
+/// process table is focused, sorted and filtered, the zoom changes, the help overlay opens and
+/// closes, the display is paused and the terminal is resized (down to too small), the terminal
+/// drawn in parts holds exactly the cells of a whole drawing, and most parts are kept.
+#[test]
+fn the_screen_drawn_in_parts_is_the_screen_drawn_whole() {
+    let actions = [
+        Action::SelectNext,
+        Action::ToggleExpand,
+        Action::ToggleFocus,
+        Action::RowNext,
+        Action::SortNext,
+        Action::ZoomIn,
+        Action::ToggleHelp,
+        Action::CloseOverlay,
+        Action::ToggleFocus,
+        Action::TogglePause,
+        Action::ToggleTree,
+        Action::TogglePause,
+        Action::ToggleExpand,
+        Action::SelectPrev,
+        Action::ZoomOut,
+    ];
+    let sizes = [(160, 48), (80, 24), (200, 60), (59, 20), (120, 40)];
+    for (scenario, gpus) in [
+        (Scenario::Starving, 1),
+        (Scenario::Mixed, 4),
+        (Scenario::Mixed, 8),
+        (Scenario::Checkpoint, 2),
+    ] {
+        let mut run = SimRun::new(scenario, gpus);
+        run.advance(20.0);
+        let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
+        app.live_log = false;
+        let (mut w, mut h) = sizes[0];
+        let mut term = PartsTerminal::new(TestBackend::new(w, h));
+        let mut frames = 0u64;
+        for step in 0..240 {
+            run.advance(0.25);
+            app.on_snapshot(run.snapshot());
+            app.now = app.displayed().t + 0.1;
+            if step % 12 == 11 {
+                app.apply(actions[(step / 12) % actions.len()]);
+            }
+            if step % 50 == 49 {
+                (w, h) = sizes[(step / 50 + 1) % sizes.len()];
+                term.backend_mut().resize(w, h);
+            }
+            draw_frame(&mut term, &mut app).expect("draw");
+            frames += 1;
+            assert_eq!(
+                term.backend().buffer(),
+                &whole(&app, w, h),
+                "{scenario:?} on {gpus} GPU(s), {w}x{h}, step {step}"
+            );
+        }
+        // A 160x48 screen has 20 to 30 parts; most are kept from frame to frame (2.5 drawn a
+        // frame on average, the GPU list's every frame: its charts all move together).
+        let (_, drawn) = term.parts_drawn();
+        let per_frame = drawn as f64 / frames as f64;
+        assert!(
+            per_frame < 4.0,
+            "{scenario:?} on {gpus} GPU(s): {per_frame:.1} parts drawn per frame"
+        );
+    }
+}
