@@ -69,8 +69,16 @@ pub fn draw_frame<B: ratatui::backend::Backend>(
 ) -> Result<(), B::Error> {
     // Counted before the events are moved to the panel: every event counted is drawn.
     app.log_events = Some(widgets::log::logged());
+    draw_parts(terminal, app)
+}
+
+/// Draw one frame of the app's displayed snapshot on a terminal that keeps parts.
+fn draw_parts<B: ratatui::backend::Backend>(
+    terminal: &mut canvas::PartsTerminal<B>,
+    app: &App,
+) -> Result<(), B::Error> {
+    // Events logged since the last frame join the event panel's buffer.
     tui_logger::move_events();
-    let app = &*app;
     terminal.draw(|area, canvas| screen::render_on(area, canvas, app, app.displayed()))
 }
 
@@ -293,10 +301,7 @@ impl OffscreenTerminal {
 
     /// Draw one frame of the app's displayed snapshot.
     pub fn draw(&mut self, app: &App) -> std::io::Result<()> {
-        tui_logger::move_events();
-        self.terminal
-            .draw(|area, canvas| screen::render_on(area, canvas, app, app.displayed()))
-            .map_err(|e| std::io::Error::other(e.to_string()))
+        draw_parts(&mut self.terminal, app).map_err(|e| std::io::Error::other(e.to_string()))
     }
 
     /// Forget what the last frame drew: the next is drawn whole (the most a frame costs).

@@ -93,12 +93,6 @@ fn sparkline_of<'a>(
         .absent_value_style(absent_style)
 }
 
-impl Widget for &MetricChart<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.draw_on(area, buf);
-    }
-}
-
 impl MetricChart<'_> {
     /// Draw the chart as one part of a screen: drawn again when its label, its bars (the
     /// columns as drawn, in eighths of a cell) or its marks change.
@@ -178,7 +172,7 @@ mod tests {
         };
         let area = Rect::new(0, 0, LABEL_WIDTH + 6, 2);
         let mut buf = Buffer::empty(area);
-        (&chart).render(area, &mut buf);
+        chart.draw_on(area, &mut buf);
         let expected =
             Buffer::with_lines(["util 100%             ▄░█", "                     ^   "]);
         assert_eq!(buf, expected);

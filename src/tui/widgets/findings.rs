@@ -1,6 +1,5 @@
 //! The detector's word on each GPU: its verdict, and each active finding with what to do.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
@@ -15,12 +14,6 @@ pub struct DetectorPanel<'a> {
     pub theme: Theme,
     /// Position of the selected GPU: its findings come first.
     pub selected: usize,
-}
-
-impl Widget for &DetectorPanel<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.draw_on(area, buf);
-    }
 }
 
 impl DetectorPanel<'_> {

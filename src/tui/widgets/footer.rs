@@ -1,10 +1,8 @@
 //! The bottom line: what the dashboard is doing besides showing data (replaying, recording,
 //! serving), then the keys that matter in the current focus.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
 use crate::model::UnixTime;
 use crate::tui::app::{App, Focus};
@@ -40,12 +38,6 @@ impl Footer<'_> {
             ));
         }
         out
-    }
-}
-
-impl Widget for &Footer<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.draw_on(area, buf);
     }
 }
 

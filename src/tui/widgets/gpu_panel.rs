@@ -1,6 +1,5 @@
 //! The full panel of one GPU: charts over the time window beside its current readings.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
@@ -293,12 +292,6 @@ impl GpuPanel<'_> {
     }
 }
 
-impl Widget for &GpuPanel<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.draw_on(area, buf);
-    }
-}
-
 impl GpuPanel<'_> {
     /// Draw the panel in parts: its border, each chart, each line of its readings.
     pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
@@ -375,6 +368,7 @@ fn draw_lines(canvas: &mut dyn Canvas, name: &'static str, lines: Vec<Line<'_>>,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::buffer::Buffer;
     use ratatui::style::{Color, Style};
 
     /// Lines drawn one part each give the cells a wrapping paragraph gives; lines that do not

@@ -1,9 +1,7 @@
 //! The top line: where the data comes from and whether the screen is live.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
 use crate::engine::Snapshot;
 use crate::tui::canvas::{key_of, Canvas};
@@ -20,12 +18,6 @@ pub struct Header<'a> {
     pub now: f64,
     /// `Some(paused)` while playing a recording: recorded data is never "no sample for".
     pub replay: Option<bool>,
-}
-
-impl Widget for &Header<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.draw_on(area, buf);
-    }
 }
 
 impl Header<'_> {

@@ -1,9 +1,7 @@
 //! The host line: CPU total with a compact per-core strip, memory, load and iowait.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
 use crate::model::{HostDetail, HostReading};
 use crate::tui::canvas::{key_of, Canvas};
@@ -34,12 +32,6 @@ pub fn core_strip(cores: &[f64], width: usize) -> String {
             BARS[i.min(7)]
         })
         .collect()
-}
-
-impl Widget for &HostPanel<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.draw_on(area, buf);
-    }
 }
 
 impl HostPanel<'_> {

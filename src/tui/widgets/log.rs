@@ -46,12 +46,6 @@ pub struct LogPanel {
     pub logged: Option<u64>,
 }
 
-impl Widget for &LogPanel {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.draw(area, buf);
-    }
-}
-
 impl LogPanel {
     /// Draw the panel as one part of a screen.
     pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {

@@ -1,7 +1,6 @@
 //! The process table: the GPU processes of the selected GPU (or of all GPUs), sorted, filtered,
 //! optionally with each one's children (DataLoader workers) under it.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
@@ -136,12 +135,6 @@ impl ProcessTable<'_> {
             None => {}
         }
         Line::from(spans)
-    }
-}
-
-impl Widget for &ProcessTable<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.draw_on(area, buf);
     }
 }
 
