@@ -532,7 +532,7 @@ fn the_sixth_run_is_named_from_its_recordings() {
 /// Run 7, not tuned on (README of its directory): a checkpoint cadence is a periodic stall and
 /// never starvation (the whole run included: its period was once halved into starvation), and a
 /// loader that delivers a batch every 10 s is starvation with its period, named after four
-/// cycles (six periods from the log).
+/// cycles (six periods from the log), in the whole run too.
 #[test]
 fn the_seventh_run_tells_a_checkpoint_cadence_from_a_slow_loader() {
     let cfg = DetectorConfig::default();
@@ -543,6 +543,24 @@ fn the_seventh_run_tells_a_checkpoint_cadence_from_a_slow_loader() {
     println!("{}", rows.join("\n"));
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     let r = analyze_path(&data_of(RUN7).join("whole_run.ndjson.zst"), None, &cfg).expect("analyze");
+    // The 10 s loader in the whole run, its start-up (a new process: memory moving by GiBs,
+    // blips as high as its bursts) in the window: named with its period before the job ends
+    // (until the window was analysed again from the moment memory settled, it was not named).
+    let loader = label_of(RUN7, "starved_10s");
+    let named = r.gpus[0]
+        .findings
+        .iter()
+        .find(|f| {
+            f.kind == FindingKind::InputStarvation
+                && f.start >= loader.start - 10.0
+                && f.evidence.period_s.is_some_and(|p| (p - 10.0).abs() < 1.5)
+        })
+        .unwrap_or_else(|| panic!("not named: {:?}", r.gpus[0].findings));
+    println!(
+        "10 s loader in the whole run: named {:.1} s after its start",
+        named.detected_at - loader.start
+    );
+    assert!(named.detected_at <= loader.end.expect("end"), "{named:?}");
     let checkpoint = label_of(RUN7, "checkpoint");
     let end = checkpoint.end.expect("the checkpoint job's end");
     assert!(

@@ -78,10 +78,22 @@ struct GpuState {
     had_context: Option<bool>,
     context_since: Option<UnixTime>,
     memory_t: UnixTime,
+    /// The memory in use the current stretch of steady readings holds to (within
+    /// [`rules::MEM_STEADY_SHARE`] or [`rules::MEM_STEADY_BYTES`]), and the first tick of that
+    /// stretch: a job's start-up moves it by GiBs (see [`SETTLED_MARGIN_S`]).
+    mem_anchor: Option<u64>,
+    mem_settled_since: Option<UnixTime>,
     /// When a dip's start and a dip's end last brought an evaluation forward
     /// ([`Self::deep_edge_arrives`]).
     early_eval_at: [Option<UnixTime>; 2],
 }
+
+/// A window without a period whose memory in use settled at least this long after its first
+/// sample is analysed again from the settling on: a job's start-up (model load, cuDNN trying
+/// algorithms: memory moving by GiBs, utilization blips as high as a starving job's bursts) can
+/// hide the pattern that follows it for as long as it stays in the window (H200 run 7: a 10 s
+/// loader's whole job, 68 s, never named in the whole recording; named from its slice).
+const SETTLED_MARGIN_S: f64 = 2.0;
 
 /// A GPU whose last analysis raised nothing, whose busy level is at least this, and whose new
 /// samples all stayed in the top band (no dip of any band can have begun) keeps that analysis for
@@ -325,13 +337,33 @@ impl Detector {
                     self.analysis_scratch.recycle(old.dips);
                 }
                 let (ts, us) = (state.ts.make_contiguous(), state.us.make_contiguous());
-                state.analysis = Some(signal::analyse_window(
+                let mut analysis = signal::analyse_window(
                     ts,
                     us,
                     &params,
                     Some(&state.hist),
                     &mut self.analysis_scratch,
-                ));
+                );
+                let settled = state
+                    .mem_settled_since
+                    .filter(|s| ts.first().is_some_and(|t0| *s >= t0 + SETTLED_MARGIN_S));
+                if let (None, Some(settled)) = (&analysis.period, settled) {
+                    let from = ts.partition_point(|t| *t < settled);
+                    let since = signal::analyse_window(
+                        &ts[from..],
+                        &us[from..],
+                        &params,
+                        None,
+                        &mut self.analysis_scratch,
+                    );
+                    if since.period.is_some() {
+                        self.analysis_scratch
+                            .recycle(std::mem::replace(&mut analysis, since).dips);
+                    } else {
+                        self.analysis_scratch.recycle(since.dips);
+                    }
+                }
+                state.analysis = Some(analysis);
                 state.analysed_at = t;
                 state.low_since = f32::INFINITY;
                 state.high_since = f32::NEG_INFINITY;
@@ -644,6 +676,17 @@ fn absorb(
         if let Some(m) = tk.metrics.mem_used_bytes {
             state.memory_t = tk.t;
             let context = m >= rules::NO_CONTEXT_BYTES;
+            let band = state
+                .mem_anchor
+                .map(|a| rules::MEM_STEADY_BYTES.max((rules::MEM_STEADY_SHARE * a as f64) as u64));
+            if state
+                .mem_anchor
+                .zip(band)
+                .is_none_or(|(a, b)| m.abs_diff(a) > b)
+            {
+                state.mem_anchor = Some(m);
+                state.mem_settled_since = Some(tk.t);
+            }
             if !context {
                 if state.had_context != Some(false) {
                     state.context_lost_at = Some(tk.t);
