@@ -90,8 +90,8 @@ pub struct Period {
     /// Seen over fewer than `min_cycles` cycles (three deep, evenly spaced dips that are the
     /// latest in the window): named early, with less confidence, until more cycles confirm it.
     pub provisional: bool,
-    /// Dips in each cycle: 1, or 2 where two workers deliver out of step (see
-    /// [`paired_min_starts`]).
+    /// Dips in each cycle: 1, or 2 or 3 where workers deliver out of step (see
+    /// [`waits_repeat`]).
     pub dips_per_cycle: u32,
 }
 
@@ -520,36 +520,38 @@ pub fn analyse_window(
             Periodicity::Period(per) if per.regularity < UNEVEN_REGULARITY => Some(Some(per.acf)),
             _ => None,
         };
-        if let (0, Some(beat), true) = (
-            k,
-            uneven,
-            starts.len() >= paired_min_starts(p)
-                && waits_alternate(&starts[starts.len() - paired_min_starts(p)..]),
-        ) {
-            let every_other: Vec<f64> = starts[(starts.len() - 1) % 2..]
+        // Likewise three workers out of step: spacings repeating a, b, c (two waits are tried
+        // first; evenly spaced starts never get here, they have a regular period).
+        for waits in (2..=MAX_WAITS).filter(|_| k == 0) {
+            let Some(beat) = uneven else { break };
+            let need = waits_min_starts(waits, p);
+            if starts.len() < need || !waits_repeat(&starts[starts.len() - need..], waits) {
+                continue;
+            }
+            let every_kth: Vec<f64> = starts[(starts.len() - 1) % waits..]
                 .iter()
-                .step_by(2)
+                .step_by(waits)
                 .copied()
                 .collect();
             spacings.clear();
-            spacings.extend(every_other.windows(2).map(|w| w[1] - w[0]));
-            if let Some(sp) = median(spacings) {
-                let r = find_period(
-                    ts,
-                    us,
-                    (a.mean, h, dip_len),
-                    (&every_other, spacings, sp),
-                    whole_hist,
-                    p,
-                    (grid, sums, rs),
-                );
-                if let Periodicity::Period(mut per) = r {
-                    let clearer = per.regularity >= PAIRED_REGULARITY
-                        && per.acf >= beat.map_or(PAIRED_ACF_MIN, |acf| acf + PAIRED_ACF_MARGIN);
-                    if clearer && !per.provisional && per.period_s >= 2.0 * p.min_period_s {
-                        per.dips_per_cycle = 2;
-                        found = Periodicity::Period(per);
-                    }
+            spacings.extend(every_kth.windows(2).map(|w| w[1] - w[0]));
+            let Some(sp) = median(spacings) else { continue };
+            let r = find_period(
+                ts,
+                us,
+                (a.mean, h, dip_len),
+                (&every_kth, spacings, sp),
+                whole_hist,
+                p,
+                (grid, sums, rs),
+            );
+            if let Periodicity::Period(mut per) = r {
+                let clearer = per.regularity >= PAIRED_REGULARITY
+                    && per.acf >= beat.map_or(PAIRED_ACF_MIN, |acf| acf + PAIRED_ACF_MARGIN);
+                if clearer && !per.provisional && per.period_s >= waits as f64 * p.min_period_s {
+                    per.dips_per_cycle = waits as u32;
+                    found = Periodicity::Period(per);
+                    break;
                 }
             }
         }
@@ -1041,14 +1043,22 @@ const PAIRED_REGULARITY: f64 = 0.9;
 /// out-of-step workers: 0.5).
 const PAIRED_ACF_MIN: f64 = 0.45;
 
-/// Whether the spacings of the latest `paired_min_starts` dip starts alternate between two
-/// steady values: each of the two series (every other spacing) within 25% of its own median.
-/// Random dips do not (taking every other start only averages their spacings out); two workers
-/// out of step do (H200 run 10: 1.4 s, 2.6 s, 1.4 s, …).
-fn waits_alternate(starts: &[f64]) -> bool {
+/// The most waits to a cycle searched for (workers out of step).
+const MAX_WAITS: usize = 3;
+
+/// Whether the spacings of the latest dip starts repeat a pattern of `waits` steady values: each
+/// of the `waits` series (every `waits`-th spacing) within 25% of its own median. Random dips do
+/// not (taking every other start only averages their spacings out); workers out of step do (H200
+/// run 10, two waits: 1.4 s, 2.6 s, 1.4 s, …).
+fn waits_repeat(starts: &[f64], waits: usize) -> bool {
     let spacings: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
     let steady = |phase: usize| {
-        let mut series: Vec<f64> = spacings.iter().skip(phase).step_by(2).copied().collect();
+        let mut series: Vec<f64> = spacings
+            .iter()
+            .skip(phase)
+            .step_by(waits)
+            .copied()
+            .collect();
         let Some(m) = median(&mut series) else {
             return false;
         };
@@ -1058,12 +1068,12 @@ fn waits_alternate(starts: &[f64]) -> bool {
             .count();
         near as f64 >= PAIRED_REGULARITY * series.len() as f64
     };
-    steady(0) && steady(1)
+    (0..waits).all(steady)
 }
 
-/// Dip starts the search for two dips to a cycle needs: `min_cycles` whole cycles.
-fn paired_min_starts(p: &SignalParams) -> usize {
-    2 * p.min_cycles
+/// Dip starts the search for `waits` dips to a cycle needs: `min_cycles` whole cycles.
+fn waits_min_starts(waits: usize, p: &SignalParams) -> usize {
+    waits * p.min_cycles
 }
 
 fn early_cycles(p: &SignalParams) -> usize {
@@ -1255,6 +1265,32 @@ mod tests {
         assert!(
             (p.period_s - 2.0).abs() < 0.2 && p.dips_per_cycle == 1,
             "{p:?}"
+        );
+    }
+
+    #[test]
+    fn three_waits_to_a_cycle_give_the_cycle_not_erratic_stalls() {
+        // Three workers out of step: a one-window burst at 0, 1.0 and 3.2 s of every 4.8 s cycle
+        // (spacings 1.0 / 2.2 / 1.6 s), driver windows every 0.2 s, 60 s.
+        let (mut ts, mut us) = (Vec::new(), Vec::new());
+        for i in 0..300 {
+            let t = i as f64 * 0.2;
+            let phase = t % 4.8;
+            let burst = [0.0, 1.0, 3.2].iter().any(|b| (phase - b).abs() < 0.05);
+            ts.push(t);
+            us.push(if burst { 20.0 } else { 0.0 });
+        }
+        let a = analyse(&ts, &us, &params());
+        let p = a.period.expect("the cycle");
+        assert!((p.period_s - 4.8).abs() < 0.25, "{p:?}");
+        assert_eq!(p.dips_per_cycle, 3, "{p:?}");
+        assert!(a.lost_fraction > 0.8, "{}", a.lost_fraction);
+        // The same three waits over fewer than four cycles: no period yet.
+        let n = (3.0 * 4.8 / 0.2) as usize;
+        let short = analyse(&ts[..n], &us[..n], &params());
+        assert!(
+            short.period.is_none_or(|p| p.dips_per_cycle == 1),
+            "{short:?}"
         );
     }
 
