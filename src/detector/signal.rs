@@ -35,6 +35,8 @@ pub const EARLY_MIN_PERIOD_S: f64 = 2.5;
 const EARLY_MIN_BUSY: f64 = 3.0;
 /// ... when its spacings agree within this share of their mean,
 const EARLY_AGREE: f64 = 0.12;
+/// ... its closed dips agree in length within this share of their mean (or two driver windows),
+const EARLY_DIP_AGREE: f64 = 0.3;
 /// ... its dips are deep (each dip's mean at most this share of the busy level),
 const EARLY_DEPTH: f64 = 0.1;
 /// ... and at least this share of the time since its first dip is lost.
@@ -488,6 +490,9 @@ pub fn analyse_window(
                 let Some((tail, sp)) = early_tail(cands, search_all, p) else {
                     continue;
                 };
+                if dips_before_tail(dips, tail[0], search_all) >= EARLY_MAX_EARLIER {
+                    continue;
+                }
                 // The spacings of the whole window are no longer needed: their buffer takes the
                 // tail's.
                 spacings.clear();
@@ -1017,6 +1022,18 @@ fn find_period(
     if provisional && (best.1 < early_cycles(p) || best.0 + best.1 != starts.len()) {
         return Periodicity::None;
     }
+    if (best.1 as f64) < 0.5 * starts.len() as f64 {
+        return Periodicity::None;
+    }
+    // Few cycles: each spacing close to the period, none a missed dip.
+    if best.1 < FEW_CYCLES
+        && acf_s < p.early_max_period_s
+        && starts[best.0..best.0 + best.1].windows(2).any(|w| {
+            (w[1] - w[0] - acf_s).abs() > (FEW_CYCLES_AGREE * acf_s).max(FEW_CYCLES_SLACK_S)
+        })
+    {
+        return Periodicity::None;
+    }
     Periodicity::Period(Period {
         period_s,
         spacing_s: spacing,
@@ -1030,6 +1047,14 @@ fn find_period(
         dips_per_cycle: 1,
     })
 }
+
+/// A period below the cadence range seen over fewer cycles than this needs every spacing of its
+/// cycles within [`FEW_CYCLES_AGREE`] of it: four or five random stalls fall within 35% of a
+/// period by chance. (Cadences, an evaluation every ~9 s with its jitter, keep 35%.)
+const FEW_CYCLES: usize = 6;
+const FEW_CYCLES_AGREE: f64 = 0.12;
+/// ... or within two driver windows, whichever is more.
+const FEW_CYCLES_SLACK_S: f64 = 0.4;
 
 /// Dip starts a provisional period needs: one fewer than `min_cycles`, and at least three (two
 /// spacings to compare).
@@ -1142,6 +1167,34 @@ fn early_tail<'a>(edges: &'a [f64], all_new: bool, p: &SignalParams) -> Option<(
         .map(|mean| (tail, mean))
 }
 
+/// A provisional period of the latest dips is not taken when the window holds this many dips
+/// before them as long as theirs (at least half their mean length) that follow no period:
+/// a few dips in a row spaced evenly by chance among random stalls (warm-up flicker, shorter
+/// than the cycles' dips, does not count).
+const EARLY_MAX_EARLIER: usize = 3;
+
+/// Dips of the window that began (`by_end`: ended) before `from` and are at least half as long
+/// as the mean of those that began (ended) at or after it.
+fn dips_before_tail(dips: &[Dip], from: f64, by_end: bool) -> usize {
+    let at = |d: &Dip| if by_end { d.end } else { Some(d.start) };
+    let (mut sum, mut n) = (0.0, 0usize);
+    for d in dips.iter().filter(|d| !d.open_start) {
+        if let (Some(e), Some(t)) = (d.end, at(d)) {
+            if t >= from - 1e-9 {
+                sum += e - d.start;
+                n += 1;
+            }
+        }
+    }
+    let Some(mean) = (n > 0).then(|| sum / n as f64) else {
+        return 0;
+    };
+    dips.iter()
+        .filter(|d| !d.open_start && at(d).is_some_and(|t| t < from - 1e-9))
+        .filter(|d| d.end.is_some_and(|e| e - d.start >= 0.5 * mean))
+        .count()
+}
+
 /// The mean spacing of `starts` when their spacings agree within [`EARLY_AGREE`] of it (`None`
 /// with fewer than two starts).
 fn even_spacing(starts: &[f64]) -> Option<f64> {
@@ -1192,6 +1245,18 @@ fn early_checks(
             mean <= EARLY_DEPTH * h
         });
     if !deep {
+        return false;
+    }
+    // The cycles' closed dips last about as long as each other (a loader's wait is its period
+    // less the step): random stalls of random lengths do not.
+    let (lo, hi, sum, n) = dips
+        .iter()
+        .filter(|d| !d.open_start && d.start >= per.first_start)
+        .filter_map(|d| d.end.map(|e| e - d.start))
+        .fold((f64::MAX, f64::MIN, 0.0, 0usize), |(lo, hi, sum, n), l| {
+            (lo.min(l), hi.max(l), sum + l, n + 1)
+        });
+    if n >= 2 && hi - lo > (EARLY_DIP_AGREE * sum / n as f64).max(FEW_CYCLES_SLACK_S) {
         return false;
     }
     let from = ts.partition_point(|t| *t < per.first_start);
