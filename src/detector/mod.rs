@@ -676,13 +676,9 @@ fn absorb(
         if let Some(m) = tk.metrics.mem_used_bytes {
             state.memory_t = tk.t;
             let context = m >= rules::NO_CONTEXT_BYTES;
-            let band = state
-                .mem_anchor
-                .map(|a| rules::MEM_STEADY_BYTES.max((rules::MEM_STEADY_SHARE * a as f64) as u64));
             if state
                 .mem_anchor
-                .zip(band)
-                .is_none_or(|(a, b)| m.abs_diff(a) > b)
+                .is_none_or(|a| m.abs_diff(a) > rules::mem_steady_band(a))
             {
                 state.mem_anchor = Some(m);
                 state.mem_settled_since = Some(tk.t);
@@ -800,8 +796,7 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
             if let Some(used) = m.mem_used_bytes {
                 let last = *s.mem_used_last.get_or_insert(used);
                 s.mem_used_first = Some(used);
-                let band =
-                    rules::MEM_STEADY_BYTES.max((rules::MEM_STEADY_SHARE * last as f64) as u64);
+                let band = rules::mem_steady_band(last);
                 steady &= used.abs_diff(last) <= band;
                 if steady {
                     s.mem_steady_since = Some(tk.t);

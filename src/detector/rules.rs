@@ -253,6 +253,11 @@ pub const MEM_STEADY_SHARE: f64 = 0.05;
 
 pub const MEM_STEADY_BYTES: u64 = 256 << 20;
 
+/// How far memory in use may move from `bytes` and still be steady (see [`MEM_STEADY_SHARE`]).
+pub fn mem_steady_band(bytes: u64) -> u64 {
+    MEM_STEADY_BYTES.max((MEM_STEADY_SHARE * bytes as f64) as u64)
+}
+
 /// Seconds after its job's context went during which a pattern's evidence still counts: a
 /// pattern seen as the job ended is named (H200 run 2: an eval cadence's fourth cycle began
 /// 0.75 s before the job was stopped), then ends.

@@ -1022,6 +1022,7 @@ fn find_period(
     if provisional && (best.1 < early_cycles(p) || best.0 + best.1 != starts.len()) {
         return Periodicity::None;
     }
+    // The cycles are at least half of the dips searched: not a chance run among random stalls.
     if (best.1 as f64) < 0.5 * starts.len() as f64 {
         return Periodicity::None;
     }
@@ -1056,8 +1057,6 @@ const FEW_CYCLES_AGREE: f64 = 0.12;
 /// ... or within two driver windows, whichever is more.
 const FEW_CYCLES_SLACK_S: f64 = 0.4;
 
-/// Dip starts a provisional period needs: one fewer than `min_cycles`, and at least three (two
-/// spacings to compare).
 /// Below this share of regular spacings a period may be half of a cycle of two uneven waits.
 const UNEVEN_REGULARITY: f64 = 0.75;
 /// How much stronger the cycle's autocorrelation must be, and how regular every other dip start,
@@ -1101,6 +1100,8 @@ fn waits_min_starts(waits: usize, p: &SignalParams) -> usize {
     waits * p.min_cycles
 }
 
+/// Dip starts a provisional period needs: one fewer than `min_cycles`, and at least three (two
+/// spacings to compare).
 fn early_cycles(p: &SignalParams) -> usize {
     p.min_cycles.saturating_sub(1).max(3)
 }
