@@ -1022,10 +1022,6 @@ fn find_period(
     if provisional && (best.1 < early_cycles(p) || best.0 + best.1 != starts.len()) {
         return Periodicity::None;
     }
-    // The cycles are at least half of the dips searched: not a chance run among random stalls.
-    if (best.1 as f64) < 0.5 * starts.len() as f64 {
-        return Periodicity::None;
-    }
     // Few cycles: each spacing close to the period, none a missed dip.
     if best.1 < FEW_CYCLES
         && acf_s < p.early_max_period_s
