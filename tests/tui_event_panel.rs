@@ -4,11 +4,10 @@
 
 use gpulse::backend::sim::Scenario;
 use gpulse::tui::canvas::PartsTerminal;
-use gpulse::tui::fixture::SimRun;
-use gpulse::tui::{draw_frame, render, App};
+use gpulse::tui::fixture::{whole_screen, SimRun};
+use gpulse::tui::{draw_frame, App};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 
 fn text(buf: &Buffer) -> String {
     let mut out = String::new();
@@ -19,14 +18,6 @@ fn text(buf: &Buffer) -> String {
         out.push('\n');
     }
     out
-}
-
-/// The whole screen drawn afresh for `app` at `w`×`h`.
-fn whole(app: &App, w: u16, h: u16) -> Buffer {
-    let area = Rect::new(0, 0, w, h);
-    let mut buf = Buffer::empty(area);
-    render(area, &mut buf, app, app.displayed());
-    buf
 }
 
 #[test]
@@ -51,7 +42,7 @@ fn new_events_show_on_the_next_frame_and_kept_panels_match_fresh_drawings() {
     let kept = text(term.backend().buffer());
     let mut fresh_app = app.clone();
     fresh_app.log_events = None;
-    assert_eq!(kept, text(&whole(&fresh_app, 160, 48)));
+    assert_eq!(kept, text(&whole_screen(&fresh_app, 160, 48)));
 
     // A new event is drawn on the next frame.
     tracing::warn!(target: "gpulse::events", "second event here");

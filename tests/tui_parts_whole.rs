@@ -4,19 +4,9 @@
 
 use gpulse::backend::sim::Scenario;
 use gpulse::tui::canvas::PartsTerminal;
-use gpulse::tui::fixture::SimRun;
-use gpulse::tui::{draw_frame, render, Action, App};
+use gpulse::tui::fixture::{whole_screen, SimRun};
+use gpulse::tui::{draw_frame, Action, App};
 use ratatui::backend::TestBackend;
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-
-/// The whole screen drawn afresh for `app` at `w`×`h`.
-fn whole(app: &App, w: u16, h: u16) -> Buffer {
-    let area = Rect::new(0, 0, w, h);
-    let mut buf = Buffer::empty(area);
-    render(area, &mut buf, app, app.displayed());
-    buf
-}
 
 /// Frame after frame, while findings come and go, the selection moves, a panel is expanded, the
 /// process table is focused, sorted and filtered, the zoom changes, the help overlay opens and
@@ -70,7 +60,7 @@ fn the_screen_drawn_in_parts_is_the_screen_drawn_whole() {
             frames += 1;
             assert_eq!(
                 term.backend().buffer(),
-                &whole(&app, w, h),
+                &whole_screen(&app, w, h),
                 "{scenario:?} on {gpus} GPU(s), {w}x{h}, step {step}"
             );
         }

@@ -91,3 +91,12 @@ impl SimRun {
         self.engine.snapshot()
     }
 }
+
+/// The whole screen drawn afresh for `app` at `w`×`h` (every part, nothing kept): what a
+/// terminal drawn in parts must hold.
+pub fn whole_screen(app: &super::App, w: u16, h: u16) -> ratatui::buffer::Buffer {
+    let area = ratatui::layout::Rect::new(0, 0, w, h);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    super::render(area, &mut buf, app, app.displayed());
+    buf
+}
