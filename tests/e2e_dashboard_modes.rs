@@ -62,10 +62,13 @@ fn replay_shows_its_status_seeks_jumps_to_findings_and_quits() {
     let marks = write_recording(&file);
     assert!(!marks.is_empty(), "the simulated job raises a finding");
     let t = Tmux::start(120, 40, "", &format!("replay {}", file.display()));
-    let s = t.wait_for("the replay status line", |s| {
-        s.contains("REPLAY run.ndjson") && s.contains("of 6 min) ×1 ▶")
+    // The status line is drawn from the file's start at once; the header's clock from the
+    // first snapshot played, which may come a frame later.
+    let s = t.wait_for("the replay status line and the header's clock", |s| {
+        s.contains("REPLAY run.ndjson")
+            && s.contains("of 6 min) ×1 ▶")
+            && s.contains("▶ REPLAY 12:0")
     });
-    assert!(s.contains("▶ REPLAY 12:0"), "header says replay: {s}");
     assert!(!s.contains("● LIVE"), "{s}");
     t.wait_for("the cut-off warning in the event panel", |s| {
         s.contains("is cut off")
