@@ -719,7 +719,17 @@ fn regime_since_last_drop(
         return;
     }
     let tail = analyse_window(&ts[from..], &us[from..], p, None, scratch);
-    if tail.period.is_some() {
+    // Stalls as long as the new dips before the drop: the same stalls went on before it, and a
+    // few of them evenly spaced since are chance, not a new pattern (H200 run 12's random
+    // stalls: four 1.6 s apart after a busy second). More cycles stand.
+    let same_stalls_before = || dips_before_tail(&a.dips, drop, false) >= EARLY_MAX_EARLIER;
+    if tail
+        .period
+        .is_some_and(|per| per.cycles < FEW_CYCLES * per.dips_per_cycle as usize)
+        && same_stalls_before()
+    {
+        scratch.recycle(tail.dips);
+    } else if tail.period.is_some() {
         adopt_period(a, tail, scratch);
     } else {
         a.regime = Some(Regime {
