@@ -380,6 +380,12 @@ impl Detector {
             if let (Some(h), Some(dev)) = (gpus.get(pos), self.devices.get(pos)) {
                 degraded_link(&mut summary, h, dev, since, busy_tick);
             }
+            // Steady over every tick summarised: since it settled, as far back as that goes.
+            if summary.mem_steady_since.is_some_and(|m| m <= since) {
+                if let Some(settled) = state.mem_settled_since {
+                    summary.mem_steady_since = Some(settled.min(since));
+                }
+            }
             summary.no_context_at = state.no_context_at;
             summary.context_lost_at = state.context_lost_at;
             let recent_from = t - self.config.rules_window_s;
@@ -419,12 +425,16 @@ impl Detector {
             // Cross-GPU comparisons wait for a full rules window of data.
             state.comparable = analysis.span_s >= self.config.rules_window_s * 0.95;
             state.holds_memory = summary.mem_used_last.is_some_and(|m| m >= 1 << 30);
+            let stalls_named = [FindingKind::ErraticStalls, FindingKind::InputStarvation]
+                .iter()
+                .any(|k| state.tracks.get(k).is_some_and(|tr| tr.raised));
             per_gpu.push(rules::per_gpu(
                 &self.config,
                 self.devices.get(pos),
                 analysis,
                 &summary,
                 t,
+                stalls_named,
             ));
         }
         let means: Vec<Option<f64>> = self

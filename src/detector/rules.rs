@@ -240,8 +240,8 @@ pub struct TickSummary {
     pub no_context_at: Option<UnixTime>,
     pub context_lost_at: Option<UnixTime>,
     /// Since when the memory in use has stayed at its latest reading (within [`MEM_STEADY_SHARE`]
-    /// or [`MEM_STEADY_BYTES`]), as far back as the ticks summarised go: `None` without memory
-    /// readings.
+    /// or [`MEM_STEADY_BYTES`]): within the ticks summarised, or, steady over all of them, since
+    /// it settled in the detector's longer memory of the GPU; `None` without memory readings.
     pub mem_steady_since: Option<UnixTime>,
 }
 
@@ -323,13 +323,21 @@ fn confidence_word(c: f64) -> &'static str {
     }
 }
 
-/// Rules over one GPU's util window and tick summary.
+/// Stalls named already (erratic stalls or input starvation raised) stay named while the stall
+/// count over this many rules windows meets the count that named them: random stalls come in
+/// sparse spells (H200 run 12: 11 s between two stalls of a job stalling every ~3 s on average
+/// cleared the finding, and it was raised again 19 s later).
+const NAMED_STALLS_WINDOWS: f64 = 2.0;
+
+/// Rules over one GPU's util window and tick summary. `stalls_named`: erratic stalls or input
+/// starvation is raised on this GPU (see [`NAMED_STALLS_WINDOWS`]).
 pub fn per_gpu(
     cfg: &DetectorConfig,
     dev: Option<&DeviceInfo>,
     a: &Analysis,
     s: &TickSummary,
     now: UnixTime,
+    stalls_named: bool,
 ) -> Vec<Candidate> {
     let mut out = Vec::new();
     let window_start = now - a.span_s;
@@ -428,6 +436,11 @@ pub fn per_gpu(
         let stalls = || a.dips.iter().filter(|d| !d.open_start);
         let short = a.dip_s.is_some_and(|d| d <= cfg.long_gap_s);
         let gap_limit = a.spacing_s.map_or(5.0, |sp| (3.0 * sp).max(5.0));
+        let stalls_span = if stalls_named {
+            NAMED_STALLS_WINDOWS * cfg.rules_window_s
+        } else {
+            cfg.rules_window_s
+        };
         let recent = match (stalls().next(), stalls().next_back()) {
             (Some(first), Some(last)) => {
                 now - last.start <= gap_limit
@@ -442,8 +455,7 @@ pub fn per_gpu(
             _ => false,
         } && stalls()
             .filter(|d| {
-                now - d.start <= cfg.rules_window_s
-                    && s.mem_steady_since.is_none_or(|t| d.start >= t)
+                now - d.start <= stalls_span && s.mem_steady_since.is_none_or(|t| d.start >= t)
             })
             .count()
             >= cfg.erratic_min_dips;
