@@ -22,6 +22,7 @@ const RUN8: &str = "h200-2026-12-03-gpulse-run8";
 const RUN9: &str = "h200-2026-12-03-gpulse-run9";
 const RUN10: &str = "h200-2026-12-03-gpulse-run10";
 const RUN11: &str = "h200-2026-12-03-gpulse-run11";
+const RUN12: &str = "h200-2026-12-03-gpulse-run12";
 
 fn data_of(run: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -46,6 +47,10 @@ struct Label {
     /// Bursts in each cycle (`bursts_per_cycle`, default 1): two where workers deliver out of
     /// step, and the true period spans two of them.
     bursts_per_cycle: usize,
+    /// Stalls with no cadence (`aperiodic`): no finding may carry a period.
+    aperiodic: bool,
+    /// The cycle as the job measured it (`period_s`), where the bursts do not show it.
+    period_s: Option<f64>,
     why: String,
 }
 
@@ -78,6 +83,11 @@ fn labels(run: &str) -> Vec<Label> {
                 .get("bursts_per_cycle")
                 .and_then(|o| o.as_u64())
                 .map_or(1, |k| k.max(1) as usize),
+            aperiodic: l
+                .get("aperiodic")
+                .and_then(|o| o.as_bool())
+                .unwrap_or(false),
+            period_s: l.get("period_s").and_then(|o| o.as_f64()),
             why: l["why"].as_str().unwrap_or("").to_string(),
         })
         .collect();
@@ -97,8 +107,12 @@ fn label_of(run: &str, name: &str) -> Label {
 /// burst starts (a window of at least a fifth of the peak after at least 0.35 s of windows below a
 /// twentieth of it), from 1 s after `onset` (the last fast steps end) to `recovered` where the
 /// label has them; with several bursts to a cycle, the spacing of every `bursts_per_cycle`-th
-/// burst. `None` with fewer than four spacings.
+/// burst. `None` with fewer than four spacings. A label's own `period_s` (the job's measurement)
+/// comes first.
 fn true_period(run: &str, label: &Label) -> Option<f64> {
+    if label.period_s.is_some() {
+        return label.period_s;
+    }
     let path = data_of(run).join(format!("{}.ndjson.zst", label.name));
     let mut reader = RecordingReader::open(&path).expect("recording");
     let (lo, hi) = (
@@ -155,6 +169,12 @@ fn check(run: &str, label: &Label, r: &Report, input: &str, rows: &mut Vec<Strin
         if label.not.contains(&f.kind) {
             errors.push(format!(
                 "{} ({input}): finding {} is excluded",
+                label.name, f.kind
+            ));
+        }
+        if let Some(p) = f.evidence.period_s.filter(|_| label.aperiodic) {
+            errors.push(format!(
+                "{} ({input}): {} with a period ({p:.2} s) in stalls with none",
                 label.name, f.kind
             ));
         }
@@ -741,4 +761,73 @@ fn the_eleventh_run_is_named_from_its_recordings() {
     });
     println!("{}", rows.join("\n"));
     assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// Run 12 (recorded after the detector's last change, not tuned on): a job whose host stalls at
+/// random moments (29 stalls of 0.3–1.6 s in 90 s), a loader whose per-sample cost varies, and a
+/// ViT checkpointing 1 GB every ~12 s. Every label is met; the random stalls get no period and,
+/// from either input, one finding for the whole job (before, four of them came one after another
+/// at 1.6 s spacing and were named input starvation with a period, and the erratic-stalls finding
+/// ended and was raised again three times).
+#[test]
+fn the_twelfth_run_is_named_from_its_recordings() {
+    let (rows, errors) = results(RUN12, 3);
+    println!("{}", rows.join("\n"));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let cfg = DetectorConfig::default();
+    let label = label_of(RUN12, "random_stalls");
+    for input in ["ndjson.zst", "smi.csv"] {
+        let path = data_of(RUN12).join(format!("random_stalls.{input}"));
+        let r = analyze_path(&path, None, &cfg).expect("analyze");
+        let stalls: Vec<&Finding> = r.gpus[0]
+            .findings
+            .iter()
+            .filter(|f| STARVING_KINDS.contains(&f.kind))
+            .collect();
+        assert_eq!(stalls.len(), 1, "{input}: {stalls:?}");
+        let f = stalls[0];
+        let end = label.end.expect("end");
+        assert!(f.end.is_none_or(|e| e >= end - 1.0), "{input}: {f:?}");
+        // Time lost over the job: about the 31% of it the job measured stalled (the busy level
+        // of the stretches between stalls, not a sum of overlapping findings).
+        let lost = r.gpus[0].stats.time_lost_s / (end - label.start);
+        assert!((0.2..=0.45).contains(&lost), "{input}: {lost:.2}");
+    }
+    // The whole recording, as the dashboard saw it: the random stalls one finding without a
+    // period that ends with the job; the jittery loader named within the bound; nothing starving
+    // during the checkpoints.
+    let (_, found) = replay_in(RUN12, &cfg, &["whole_run"]);
+    let during = |name: &str| {
+        let l = label_of(RUN12, name);
+        let end = l.end.expect("end");
+        let of_job: Vec<Finding> = found
+            .iter()
+            .filter(|f| {
+                STARVING_KINDS.contains(&f.kind)
+                    && f.start < end
+                    && f.end.is_none_or(|e| e > l.start)
+            })
+            .cloned()
+            .collect();
+        (l, of_job)
+    };
+    let (l, stalls) = during("random_stalls");
+    assert_eq!(stalls.len(), 1, "{stalls:?}");
+    assert!(stalls[0].evidence.period_s.is_none(), "{stalls:?}");
+    assert!(
+        stalls[0].detected_at - l.start <= 15.0
+            && stalls[0].end.is_some_and(|e| (l.end.expect("end") - 1.0
+                ..=l.end.expect("end") + 5.0)
+                .contains(&e)),
+        "{stalls:?}"
+    );
+    let (l, loader) = during("jitter_loader");
+    assert!(
+        loader
+            .first()
+            .is_some_and(|f| f.detected_at - l.start <= 15.0),
+        "{loader:?}"
+    );
+    let (_, ckpt) = during("vit_checkpoint");
+    assert!(ckpt.is_empty(), "{ckpt:?}");
 }
