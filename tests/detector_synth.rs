@@ -136,8 +136,10 @@ fn aperiodic_and_sub_second_stalls_never_get_a_period() {
 /// seeds, both pollings: how many runs ever get a numeric period. Four or five random stalls can
 /// fall evenly by chance, and a period is named from three to five cycles (the 15 s bound); the
 /// checks on few cycles (each spacing within 12% or 0.4 s of the period, dips of one length, no
-/// run of earlier dips like them) brought this from 39% of these runs to 22% (docs/DETECTOR.md,
-/// "Random stalls"); it must not grow back.
+/// run of earlier dips like them) brought this from 39% of these runs to 22%, and the checks on
+/// every period below the cadence range (cycles' spacings within 10% or 0.2 s of it on average,
+/// few cycles not after three dips as long) to 10% (docs/DETECTOR.md, "Random stalls"); it must
+/// not grow back.
 /// The seeds 1–5 above get none.
 #[test]
 fn random_stalls_seldom_get_a_period() {
@@ -160,7 +162,7 @@ fn random_stalls_seldom_get_a_period() {
         100.0 * share,
         with_period.join("\n")
     );
-    assert!(share <= 0.25, "{:.0}% of runs", 100.0 * share);
+    assert!(share <= 0.13, "{:.0}% of runs", 100.0 * share);
 }
 
 #[test]
