@@ -23,6 +23,7 @@ const RUN9: &str = "h200-2026-12-03-gpulse-run9";
 const RUN10: &str = "h200-2026-12-03-gpulse-run10";
 const RUN11: &str = "h200-2026-12-03-gpulse-run11";
 const RUN12: &str = "h200-2026-12-03-gpulse-run12";
+const RUN13: &str = "h200-2026-12-03-gpulse-run13";
 
 fn data_of(run: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -830,4 +831,71 @@ fn the_twelfth_run_is_named_from_its_recordings() {
     );
     let (_, ckpt) = during("vit_checkpoint");
     assert!(ckpt.is_empty(), "{ckpt:?}");
+}
+
+/// Run 13, recorded with the detector after run 12's changes: what it raised live on the H200
+/// (the findings in the whole recording) and from the files. Random stalls with another seed get
+/// one erratic-stalls finding and no period; a healthy job that starts starving in the same
+/// process, and six workers delivering together every ~2 s, are named within 10 s with their
+/// periods (within 15% of the bursts' spacing).
+#[test]
+fn the_thirteenth_run_is_named_live_and_from_its_recordings() {
+    let (rows, errors) = results(RUN13, 3);
+    println!("{}", rows.join("\n"));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let path = data_of(RUN13).join("whole_run.ndjson.zst");
+    let records = RecordingReader::open(&path).expect("recording").read_all();
+    let mut live: Vec<Finding> = Vec::new();
+    for r in &records {
+        for f in &r.findings {
+            match live
+                .iter_mut()
+                .find(|l| l.kind == f.kind && l.start.to_bits() == f.start.to_bits())
+            {
+                Some(l) => *l = f.clone(),
+                None => live.push(f.clone()),
+            }
+        }
+    }
+    // The periods: the burst spacing in the recording's driver windows (the table's true period).
+    for (name, period) in [
+        ("random_stalls2", None),
+        ("transition3", Some(1.60)),
+        ("starved_6w", Some(2.20)),
+    ] {
+        let l = label_of(RUN13, name);
+        let begin = l.onset.unwrap_or(l.start);
+        let end = l.end.expect("end");
+        let of_job: Vec<&Finding> = live
+            .iter()
+            .filter(|f| {
+                STARVING_KINDS.contains(&f.kind) && f.detected_at >= l.start && f.detected_at <= end
+            })
+            .collect();
+        println!(
+            "{name}: live {}",
+            of_job
+                .iter()
+                .map(|f| format!(
+                    "{} {:.1} s after start, period {:?}",
+                    f.kind,
+                    f.detected_at - begin,
+                    f.evidence.period_s
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        assert_eq!(of_job.len(), 1, "{name}: {of_job:?}");
+        let f = of_job[0];
+        assert!(f.detected_at - begin <= 15.0, "{name}: {f:?}");
+        match period {
+            None => assert!(f.evidence.period_s.is_none(), "{name}: {f:?}"),
+            Some(p) => assert!(
+                f.evidence
+                    .period_s
+                    .is_some_and(|q| (q - p).abs() < 0.15 * p),
+                "{name}: {f:?}"
+            ),
+        }
+    }
 }
