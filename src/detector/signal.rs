@@ -571,13 +571,8 @@ pub fn analyse_window(
         if early == Some(false) || (early.is_none() && starts.len() < p.min_cycles) {
             found = Periodicity::None;
         }
-        // Few cycles below the cadence range after three or more dips as long that follow no
-        // period: evenly spaced by chance among random stalls, as for a provisional period.
         if let Periodicity::Period(per) = &found {
-            if per.cycles < FEW_CYCLES * per.dips_per_cycle as usize
-                && per.period_s < p.early_max_period_s
-                && dips_before_tail(dips, per.first_start, false) >= EARLY_MAX_EARLIER
-            {
+            if few_cycles_by_chance(dips, per, per.first_start, p) {
                 found = Periodicity::None;
             }
         }
@@ -731,12 +726,10 @@ fn regime_since_last_drop(
     let tail = analyse_window(&ts[from..], &us[from..], p, None, scratch);
     // Stalls as long as the new dips before the drop: the same stalls went on before it, and a
     // few of them evenly spaced since are chance, not a new pattern (H200 run 12's random
-    // stalls: four 1.6 s apart after a busy second). More cycles stand.
-    let same_stalls_before = || dips_before_tail(&a.dips, drop, false) >= EARLY_MAX_EARLIER;
+    // stalls: four 1.6 s apart after a busy second).
     if tail
         .period
-        .is_some_and(|per| per.cycles < FEW_CYCLES * per.dips_per_cycle as usize)
-        && same_stalls_before()
+        .is_some_and(|per| few_cycles_by_chance(&a.dips, &per, drop, p))
     {
         scratch.recycle(tail.dips);
     } else if tail.period.is_some() {
@@ -1240,6 +1233,17 @@ fn dips_before_tail(dips: &[Dip], from: f64, by_end: bool) -> usize {
         .filter(|d| !d.open_start && at(d).is_some_and(|t| t < from - 1e-9))
         .filter(|d| d.end.is_some_and(|e| e - d.start >= 0.5 * mean))
         .count()
+}
+
+/// Whether `per`, a period below the cadence range seen over fewer than [`FEW_CYCLES`] cycles,
+/// comes after [`EARLY_MAX_EARLIER`] or more of the window's `dips` that began before `from` (its
+/// cycles, or the level change they follow) and are as long as those after: a few stalls evenly
+/// spaced by chance among random ones, as for a provisional period (see [`dips_before_tail`]).
+/// More cycles, and cadences, stand.
+fn few_cycles_by_chance(dips: &[Dip], per: &Period, from: f64, p: &SignalParams) -> bool {
+    per.cycles < FEW_CYCLES * per.dips_per_cycle as usize
+        && per.period_s < p.early_max_period_s
+        && dips_before_tail(dips, from, false) >= EARLY_MAX_EARLIER
 }
 
 /// The mean spacing of `starts` when their spacings agree within [`EARLY_AGREE`] of it (`None`
