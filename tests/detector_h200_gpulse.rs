@@ -275,6 +275,17 @@ fn results_keeping(
     (rows, errors)
 }
 
+/// The starvation and erratic-stalls findings of `found` raised while the job `label` ran.
+fn stalls_named_during<'a>(found: &'a [Finding], label: &Label) -> Vec<&'a Finding> {
+    let end = label.end.expect("end");
+    found
+        .iter()
+        .filter(|f| {
+            STARVING_KINDS.contains(&f.kind) && f.detected_at >= label.start && f.detected_at <= end
+        })
+        .collect()
+}
+
 /// The detection time an error of [`check`] reports ("starvation detected after Some(t) s").
 fn detected_after(error: &str) -> Option<f64> {
     error
@@ -702,16 +713,7 @@ fn jobs_one_after_another_are_each_named_in_the_whole_run() {
         let label = label_of(RUN10, name);
         let end = label.end.expect("end");
         // The job's findings: erratic stalls first where its period needs more cycles.
-        let of_job: Vec<&Finding> = found
-            .iter()
-            .filter(|f| {
-                matches!(
-                    f.kind,
-                    FindingKind::InputStarvation | FindingKind::ErraticStalls
-                ) && f.detected_at >= label.start
-                    && f.detected_at <= end
-            })
-            .collect();
+        let of_job = stalls_named_during(&found, &label);
         let first = of_job
             .first()
             .unwrap_or_else(|| panic!("{name} not named: {found:?}"));
@@ -865,13 +867,7 @@ fn the_thirteenth_run_is_named_live_and_from_its_recordings() {
     ] {
         let l = label_of(RUN13, name);
         let begin = l.onset.unwrap_or(l.start);
-        let end = l.end.expect("end");
-        let of_job: Vec<&Finding> = live
-            .iter()
-            .filter(|f| {
-                STARVING_KINDS.contains(&f.kind) && f.detected_at >= l.start && f.detected_at <= end
-            })
-            .collect();
+        let of_job = stalls_named_during(&live, &l);
         println!(
             "{name}: live {}",
             of_job
