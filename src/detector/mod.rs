@@ -783,8 +783,9 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
         Mean::default(),
         Mean::default(),
     );
-    // Memory in use still at its latest reading, going back.
+    // Memory in use still at its latest reading (within `band` of it), going back.
     let mut steady = true;
+    let mut band = 0u64;
     // Newest first, a plain loop per chunk of history.
     'ticks: for chunk in h.ticks.chunks_rev() {
         for tk in chunk.iter().rev() {
@@ -804,12 +805,19 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
                 s.power_limit = m.power_limit_w;
             }
             if let Some(used) = m.mem_used_bytes {
-                let last = *s.mem_used_last.get_or_insert(used);
+                let last = match s.mem_used_last {
+                    Some(last) => last,
+                    None => {
+                        band = rules::mem_steady_band(used);
+                        *s.mem_used_last.insert(used)
+                    }
+                };
                 s.mem_used_first = Some(used);
-                let band = rules::mem_steady_band(last);
-                steady &= used.abs_diff(last) <= band;
                 if steady {
-                    s.mem_steady_since = Some(tk.t);
+                    steady = used.abs_diff(last) <= band;
+                    if steady {
+                        s.mem_steady_since = Some(tk.t);
+                    }
                 }
             }
             if s.mem_total.is_none() {
