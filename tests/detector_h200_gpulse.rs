@@ -366,7 +366,8 @@ fn recordings_carry_what_the_csv_logs_lack_and_the_detector_uses_it() {
 
 /// The first run's transition starves for only three slow cycles (~4 s apart) in 12 s: the
 /// recording names it from those three deep, evenly spaced dips, within 15 s of onset, as a
-/// provisional period (warn, low confidence, 3 cycles). Its nvidia-smi log, which keeps one
+/// provisional period (warn, low confidence, 3 cycles, the period itself not reported: three
+/// cycles do not confirm one). Its nvidia-smi log, which keeps one
 /// window in each poll, still misses it (the label accepts `healthy`).
 #[test]
 fn three_slow_starving_cycles_are_named_from_the_recording() {
@@ -394,8 +395,14 @@ fn three_slow_starving_cycles_are_named_from_the_recording() {
         f.evidence
     );
     assert_eq!(f.evidence.cycles, Some(3));
-    let period = f.evidence.period_s.expect("period");
-    assert!((3.5..4.5).contains(&period), "{period}");
+    // Three cycles are what random stalls give by chance: starvation is named, its period is not
+    // reported until confirmed (the job recovers first).
+    assert_eq!(f.evidence.period_s, None);
+    assert!(
+        f.summary.contains("3 cycles so far") && f.summary.contains("period not yet confirmed"),
+        "{}",
+        f.summary
+    );
 }
 
 /// A job that starves after a healthy stretch (the second run's transition): named within three

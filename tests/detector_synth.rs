@@ -133,19 +133,25 @@ fn aperiodic_and_sub_second_stalls_never_get_a_period() {
 }
 
 /// Random stalls (a Poisson stream, 2.5 s apart on average, 0.3–1.6 s long) over 120 s, 100
-/// seeds, both pollings: how many runs ever get a numeric period. Four or five random stalls can
-/// fall evenly by chance, and a period is named from three to five cycles (the 15 s bound); the
-/// checks on few cycles (each spacing within 12% or 0.4 s of the period, dips of one length, no
-/// run of earlier dips like them) brought this from 39% of these runs to 22%, and the checks on
-/// every period below the cadence range (cycles' spacings within 10% or 0.2 s of it on average,
-/// few cycles not after three dips as long) to 10% (docs/DETECTOR.md, "Random stalls"); it must
-/// not grow back.
+/// seeds (`GPULSE_RANDOM_STALL_SEEDS` for more), both pollings: how many runs ever get a numeric
+/// period. Four or five random stalls can fall evenly by chance, and starvation is named from
+/// three to five cycles (the 15 s bound); the checks on few cycles (each spacing within 12% or
+/// 0.4 s of the period, dips of one length, no run of earlier dips like them) brought this from
+/// 39% of these runs to 22%, the checks on every period below the cadence range (cycles'
+/// spacings within 10% or 0.2 s of it on average, few cycles not after three dips as long) to
+/// 10%, and reporting a starvation period only once confirmed (eight cycles, six at high
+/// confidence, or 40 s of them: `rules::CONFIRM_CYCLES`) to none of these 200 runs and 0.9% of
+/// 6,000 (docs/DETECTOR.md, "Unconfirmed periods"); it must not grow back.
 /// The seeds 1–5 above get none.
 #[test]
 fn random_stalls_seldom_get_a_period() {
+    let seeds: u64 = std::env::var("GPULSE_RANDOM_STALL_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
     let mut with_period = Vec::new();
     let mut runs = 0;
-    for seed in 100..200 {
+    for seed in 100..100 + seeds {
         for polling in [Polling::EveryWindow, Polling::LatestOnly] {
             runs += 1;
             let noise = SynthJob::noise(2.5, (0.3, 1.6), seed, 120.0);
@@ -162,7 +168,7 @@ fn random_stalls_seldom_get_a_period() {
         100.0 * share,
         with_period.join("\n")
     );
-    assert!(share <= 0.13, "{:.0}% of runs", 100.0 * share);
+    assert!(share <= 0.02, "{:.1}% of runs", 100.0 * share);
 }
 
 #[test]

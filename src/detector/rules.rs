@@ -50,6 +50,9 @@ pub enum Summary {
         cycles: usize,
         /// Over fewer cycles than a period needs (see [`Candidate::provisional_period`]).
         provisional: bool,
+        /// Over enough cycles to report the period (see [`CONFIRM_CYCLES`]); until then the
+        /// stalls are named without it.
+        confirmed: bool,
         /// Waits in each cycle (two where workers deliver out of step).
         waits: u32,
     },
@@ -119,18 +122,26 @@ impl Summary {
                 confidence,
                 cycles,
                 provisional: _,
+                confirmed,
                 waits,
-            } => format!(
-                "idle ~{dip_s:.1} s every {period_s:.1} s{}, {} of time lost, up to {:.1}× faster if fixed (confidence {}, {cycles} cycles)",
-                if waits > 1 {
+            } => {
+                let waits = if waits > 1 {
                     format!(" in {waits} waits")
                 } else {
                     String::new()
-                },
-                pct(lost),
-                1.0 / (1.0 - lost).max(0.02),
-                confidence_word(confidence)
-            ),
+                };
+                let (lost, faster) = (pct(lost), 1.0 / (1.0 - lost).max(0.02));
+                let confidence = confidence_word(confidence);
+                if confirmed {
+                    format!(
+                        "idle ~{dip_s:.1} s every {period_s:.1} s{waits}, {lost} of time lost, up to {faster:.1}× faster if fixed (confidence {confidence}, {cycles} cycles)"
+                    )
+                } else {
+                    format!(
+                        "idle ~{dip_s:.1} s a cycle{waits}, {cycles} cycles so far, {lost} of time lost, up to {faster:.1}× faster if fixed (confidence {confidence}, period not yet confirmed)"
+                    )
+                }
+            }
             Summary::ErraticStalls {
                 stalls,
                 span_s,
@@ -313,6 +324,20 @@ fn pct(x: f64) -> String {
 /// The most confidence a provisional period (fewer than `min_cycles` cycles) is given: `low`.
 const PROVISIONAL_CONFIDENCE: f64 = 0.35;
 
+/// Cycles before a starvation finding reports its period (or [`CONFIRM_SPAN_S`] of them). Until
+/// then the stalls are named, with their idle time and lost share, but the period is not
+/// reported (`period_s` absent): random stalls (a Poisson stream, 2.5 s apart on average) fall
+/// evenly spaced for three to five stalls by chance in about one run in ten, which is all the
+/// evidence a loader's first cycles give (the 15 s bound needs those named); six or more evenly
+/// spaced by chance is rare (docs/DETECTOR.md, "Unconfirmed periods").
+pub const CONFIRM_CYCLES: usize = 8;
+/// Seconds of evenly spaced cycles that confirm a period however few they are (a 10 s loader's
+/// three cycles).
+pub const CONFIRM_SPAN_S: f64 = 40.0;
+/// Confidence (`high`) that confirms a period over this many cycles.
+pub const CONFIRM_CONFIDENCE: f64 = 0.7;
+pub const CONFIRM_CYCLES_CONFIDENT: usize = 6;
+
 fn confidence_word(c: f64) -> &'static str {
     if c >= 0.7 {
         "high"
@@ -369,6 +394,11 @@ pub fn per_gpu(
                 } else {
                     1.0
                 });
+            // A starvation period is reported once confirmed; a periodic stall's is its finding.
+            let confirmed = !p.provisional
+                && (p.cycles >= CONFIRM_CYCLES
+                    || p.cycles as f64 * p.period_s >= CONFIRM_SPAN_S
+                    || (p.cycles >= CONFIRM_CYCLES_CONFIDENT && conf >= CONFIRM_CONFIDENCE));
             let mut ev = Evidence {
                 period_s: Some(p.period_s),
                 dip_s: a.dip_s,
@@ -411,6 +441,9 @@ pub fn per_gpu(
                 }
             } else if l >= cfg.starvation_min_lost {
                 starving = true;
+                if !confirmed {
+                    ev.period_s = None;
+                }
                 out.push(Candidate {
                     kind: FindingKind::InputStarvation,
                     severity: if l >= cfg.high_lost && !p.provisional {
@@ -426,6 +459,7 @@ pub fn per_gpu(
                         confidence: conf,
                         cycles: p.cycles,
                         provisional: p.provisional,
+                        confirmed,
                         waits: p.dips_per_cycle,
                     },
                     evidence: ev,
