@@ -12,7 +12,7 @@ use crate::detector::{Detector, DetectorConfig, FindingEvent};
 use crate::history::{GpuHistory, TickMetrics};
 use crate::model::{
     DeviceInfo, Finding, FindingKind, GpuProcess, GpuStatus, HostReading, Metrics, Sample,
-    SystemInfo, UnixTime,
+    SystemInfo, UnixTime, Watch,
 };
 
 /// How the engine keeps history.
@@ -51,6 +51,8 @@ pub struct GpuSnapshot {
     pub verdict: FindingKind,
     /// Active findings on this GPU.
     pub findings: Vec<Finding>,
+    /// Stalls the detector sees while it calls the GPU healthy (not yet a finding).
+    pub watch: Option<Watch>,
 }
 
 impl GpuSnapshot {
@@ -142,6 +144,7 @@ impl Engine {
                 history: GpuHistory::new(config.retention_s, config.interval_s),
                 verdict: FindingKind::Idle,
                 findings: Vec::new(),
+                watch: None,
             })
             .collect();
         let detector = Detector::new(config.detector.clone(), &system);
@@ -280,6 +283,7 @@ impl Engine {
         for (pos, g) in self.gpus.iter_mut().enumerate() {
             if changed {
                 g.verdict = self.detector.verdict(pos);
+                g.watch = self.detector.watch(pos);
                 g.findings = self
                     .detector
                     .active()

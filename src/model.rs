@@ -436,6 +436,30 @@ pub struct Evidence {
     pub notes: Vec<String>,
 }
 
+/// What the detector sees on a GPU it calls healthy whose work stops and starts: stalls in the
+/// last `span_s` seconds that are not (yet) a finding (too few, or no pattern yet). Shown so a
+/// job that is starving before it is named does not read as merely healthy.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Watch {
+    /// Stalls (utilization below half the busy level) that began in the span.
+    pub stalls: u32,
+    /// Share of the span spent in them.
+    pub stalled_fraction: f64,
+    pub span_s: f64,
+}
+
+impl Watch {
+    /// One line in words.
+    pub fn text(&self) -> String {
+        format!(
+            "{} stalls in the last {:.0} s, {:.0}% of the time stalled, no pattern yet",
+            self.stalls,
+            self.span_s,
+            100.0 * self.stalled_fraction
+        )
+    }
+}
+
 /// A named bottleneck on one GPU over a span of time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {

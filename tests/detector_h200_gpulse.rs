@@ -902,3 +902,74 @@ fn the_thirteenth_run_is_named_live_and_from_its_recordings() {
         }
     }
 }
+
+/// Every labelled recording replayed tick by tick as the dashboard runs it: how soon a starving
+/// job's stalls are shown (the snapshot's `watch`, while the GPU still reads `healthy`) against
+/// when it is named, and how often a job labelled without stalls shows them. The watch never
+/// shows beside a finding, and on the steady training jobs (`healthy`) it stays rare.
+#[test]
+fn stalls_are_watched_before_starvation_is_named() {
+    let cfg = DetectorConfig::default();
+    let mut rows = vec![
+        "| run | job | label | stalls shown after s | named after s | ticks shown |".to_string(),
+        "|---|---|---|---|---|---|".to_string(),
+    ];
+    let mut errors = Vec::new();
+    for run in [
+        RUN1, RUN2, RUN6, RUN7, RUN8, RUN9, RUN10, RUN11, RUN12, RUN13,
+    ] {
+        for label in labels(run) {
+            let path = data_of(run).join(format!("{}.ndjson.zst", label.name));
+            let Ok(mut reader) = RecordingReader::open(&path) else {
+                continue;
+            };
+            let config = EngineConfig {
+                interval_s: 0.25,
+                retention_s: cfg.window_s + 30.0,
+                detector: cfg.clone(),
+            };
+            let mut engine = Engine::new(reader.system().clone(), config);
+            let begin = label.onset.unwrap_or(label.start);
+            let (mut first, mut named, mut shown, mut ticks) = (None, None, 0usize, 0usize);
+            while let Some(s) = reader.next_sample() {
+                let t = s.t;
+                engine.ingest(s);
+                let d = engine.detector();
+                if t < label.start || label.end.is_some_and(|e| t > e) {
+                    continue;
+                }
+                ticks += 1;
+                if let Some(w) = d.watch(0) {
+                    shown += 1;
+                    if t >= begin {
+                        first.get_or_insert(t - begin);
+                    }
+                    if d.active().iter().any(|f| f.severity >= Severity::Warn) {
+                        errors.push(format!("{run} {}: {w:?} beside a finding", label.name));
+                    }
+                }
+                if t >= begin && STARVING_KINDS.contains(&d.verdict(0)) {
+                    named.get_or_insert(t - begin);
+                }
+            }
+            let share = shown as f64 / ticks.max(1) as f64;
+            if label.name == "healthy" && share > 0.05 {
+                errors.push(format!(
+                    "{run} healthy: stalls shown on {:.0}% of ticks",
+                    100.0 * share
+                ));
+            }
+            let secs = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
+            rows.push(format!(
+                "| {run} | {} | {} | {} | {} | {:.0}% |",
+                label.name,
+                label.verdict,
+                secs(first),
+                secs(named),
+                100.0 * share
+            ));
+        }
+    }
+    println!("{}", rows.join("\n"));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}

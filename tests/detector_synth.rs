@@ -189,6 +189,51 @@ fn one_long_stall_is_not_a_period_and_a_steady_job_is_healthy() {
     }
 }
 
+/// Until starvation is named the GPU reads `healthy`; its stalls are shown meanwhile (the
+/// snapshot's `watch`), from the first evaluation that sees two of them, and not once named. A
+/// steady job and a single long stall never get one.
+#[test]
+fn stalls_are_watched_until_named_and_a_steady_job_never_is() {
+    fn watches(job: &SynthJob, polling: Polling) -> (Option<f64>, Option<f64>, usize) {
+        let mut engine = Engine::new(synth::system(), EngineConfig::default());
+        let (mut first_watch, mut named, mut watched_after) = (None, None, 0);
+        for s in job.samples(T0, 0.25, polling) {
+            let t = s.t;
+            engine.ingest(s);
+            let snap = engine.snapshot();
+            let g = &snap.gpus[0];
+            if g.watch.is_some() {
+                assert_eq!(g.verdict, FindingKind::Healthy, "{g:?}");
+                first_watch.get_or_insert(t - T0);
+                watched_after += usize::from(named.is_some());
+            }
+            if g.findings
+                .iter()
+                .any(|f| f.kind == FindingKind::InputStarvation)
+            {
+                named.get_or_insert(t - T0);
+            }
+        }
+        (first_watch, named, watched_after)
+    }
+    for polling in [Polling::EveryWindow, Polling::LatestOnly] {
+        let (first, named, after) = watches(&SynthJob::periodic(3.0, 0.6, 0.04, 7, 60.0), polling);
+        let (first, named) = (first.expect("watched"), named.expect("named"));
+        println!("{polling:?}: stalls watched from {first:.1} s, named at {named:.1} s");
+        assert!(
+            first < named,
+            "{polling:?}: watched at {first:.1} s, named at {named:.1} s"
+        );
+        assert_eq!(after, 0, "{polling:?}: watched after it was named");
+        for job in [
+            SynthJob::steady(1.0, 60.0),
+            SynthJob::single_stall(30.0, 8.0, 90.0),
+        ] {
+            assert_eq!(watches(&job, polling).0, None, "{polling:?}");
+        }
+    }
+}
+
 #[test]
 fn findings_do_not_flicker_and_clear_after_the_job_recovers() {
     // 40 s starving, then 60 s healthy.

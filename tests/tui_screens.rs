@@ -249,6 +249,30 @@ fn findings_are_listed_and_their_dips_marked() {
     insta::assert_snapshot!("findings_120x40", s);
 }
 
+/// A starving job before the detector names it: the panel says what it sees (stalls, the share
+/// of time stalled, no pattern yet) instead of "no active findings", and it goes once named.
+#[test]
+fn stalls_are_shown_before_they_are_named() {
+    // Named 8.5 s after the start; the stalls are shown from 6 s (a 5 s window at least).
+    let mut run = sim(Scenario::Starving, 1, 7.0);
+    let snap = run.snapshot();
+    assert_eq!(snap.gpus[0].verdict, FindingKind::Healthy);
+    let w = snap.gpus[0].watch.expect("a watch line before the finding");
+    assert!(w.stalls >= 2 && w.stalled_fraction >= 0.3, "{w:?}");
+    let app = app_for(snap, false);
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("GPU 0 watching"), "{s}");
+    assert!(s.contains("stalls in the last"), "{s}");
+    assert!(!s.contains("no active findings"), "{s}");
+    insta::assert_snapshot!("watching_80x24", s);
+    run.advance(15.0);
+    let snap = run.snapshot();
+    assert_eq!(snap.gpus[0].verdict, FindingKind::InputStarvation);
+    assert_eq!(snap.gpus[0].watch, None);
+    let s = screen(&app_for(snap, false), 80, 24);
+    assert!(!s.contains("watching"), "{s}");
+}
+
 #[test]
 fn stale_and_lost_gpus_say_so_with_their_age() {
     let mut run = sim(Scenario::Healthy, 2, 20.0);

@@ -16,7 +16,9 @@ pub mod synth;
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::history::GpuHistory;
-use crate::model::{throttle, DeviceInfo, Finding, FindingKind, Severity, SystemInfo, UnixTime};
+use crate::model::{
+    throttle, DeviceInfo, Finding, FindingKind, Severity, SystemInfo, UnixTime, Watch,
+};
 pub use config::DetectorConfig;
 use rules::{Candidate, TickSummary};
 
@@ -55,6 +57,8 @@ struct GpuState {
     /// Seconds of the rules window with activity (≥ `idle_util`), and the separate bursts of it.
     recent_active_s: f64,
     recent_bursts: usize,
+    /// Stalls the rules window holds on a GPU called healthy (see [`Watch`]).
+    watch: Option<Watch>,
     comparable: bool,
     holds_memory: bool,
     /// The last full analysis of the window, its time, and the lowest sample taken in since.
@@ -603,11 +607,23 @@ impl Detector {
             .is_some_and(|m| m >= self.config.idle_util)
             && state.recent_active_s >= BUSY_EVIDENCE_S;
         let bursts_keep_coming = state.holds_memory && state.recent_bursts >= MIN_BURSTS;
-        state.verdict = Some(verdict.unwrap_or(if busy || bursts_keep_coming {
+        let verdict = verdict.unwrap_or(if busy || bursts_keep_coming {
             FindingKind::Healthy
         } else {
             FindingKind::Idle
-        }));
+        });
+        state.verdict = Some(verdict);
+        state.watch = match (&state.analysis, verdict) {
+            (Some(a), FindingKind::Healthy) if a.span_s >= self.config.min_span_s => {
+                watch_of(a, t, self.config.rules_window_s)
+            }
+            _ => None,
+        };
+    }
+
+    /// What the detector sees on GPU `gpu` while it calls it healthy (see [`Watch`]).
+    pub fn watch(&self, gpu: usize) -> Option<Watch> {
+        self.gpus.get(gpu).and_then(|g| g.watch)
     }
 
     /// The current verdict of GPU `gpu` (position in the system's device list).
@@ -846,6 +862,39 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
     s.power_mean = power.get();
     s.rx_mean = rx.get();
     s
+}
+
+/// Stalls a watch line needs in the rules window, and the share of it they take.
+const WATCH_MIN_STALLS: usize = 2;
+const WATCH_MIN_STALLED: f64 = 0.1;
+
+/// The stalls of the last `span_s` before `now` in analysis `a`: dips that began in it, and the
+/// share of it spent in any dip (one that began before it counts from its start), when there are
+/// at least [`WATCH_MIN_STALLS`] taking at least [`WATCH_MIN_STALLED`] of it.
+fn watch_of(a: &signal::Analysis, now: UnixTime, span_s: f64) -> Option<Watch> {
+    let span = span_s.min(a.span_s);
+    let from = now - span;
+    if span <= 0.0 || a.busy_level <= 0.0 {
+        return None;
+    }
+    let mut stalls = 0usize;
+    let mut stalled = 0.0f64;
+    for d in &a.dips {
+        let end = d.end.unwrap_or(now).min(now);
+        if end <= from {
+            continue;
+        }
+        if !d.open_start && d.start >= from {
+            stalls += 1;
+        }
+        stalled += end - d.start.max(from);
+    }
+    let fraction = (stalled / span).clamp(0.0, 1.0);
+    (stalls >= WATCH_MIN_STALLS && fraction >= WATCH_MIN_STALLED).then_some(Watch {
+        stalls: stalls as u32,
+        stalled_fraction: fraction,
+        span_s: span,
+    })
 }
 
 /// The mean of the readings present, summed in the order given.

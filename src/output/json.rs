@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use crate::engine::{GpuSnapshot, Snapshot};
-use crate::model::{throttle, Finding, GpuProcess, GpuStatus, UnixTime};
+use crate::model::{throttle, Finding, GpuProcess, GpuStatus, UnixTime, Watch};
 
 /// Bumped whenever a field changes meaning or is removed (adding fields keeps the version).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -102,6 +102,8 @@ pub struct GpuDoc<'a> {
     /// The detector's verdict (`healthy`, `idle`, `input_starvation`, ...).
     pub verdict: &'static str,
     pub findings: Vec<&'a Finding>,
+    /// Stalls seen while the verdict is `healthy`, not yet a finding.
+    pub watch: Option<Watch>,
     pub processes: Vec<ProcessDoc<'a>>,
 }
 
@@ -191,6 +193,7 @@ pub fn gpu_doc(g: &GpuSnapshot, now: UnixTime) -> GpuDoc<'_> {
         }),
         verdict: g.verdict.as_str(),
         findings: g.findings.iter().collect(),
+        watch: g.watch,
         processes: if ok {
             g.processes.iter().map(process_doc).collect()
         } else {

@@ -54,7 +54,17 @@ impl DetectorPanel<'_> {
                 .map(|(_, g)| g),
         );
         let mut any = false;
+        let mut watching = false;
         for g in order {
+            if let (true, Some(w)) = (g.findings.is_empty(), g.watch) {
+                // Not a finding: what the detector sees before it names anything.
+                watching = true;
+                lines.push(Line::from(vec![
+                    Span::styled(format!("GPU {} ", g.info.index), t.text()),
+                    Span::styled("watching ", t.dim()),
+                    Span::styled(w.text(), t.dim()),
+                ]));
+            }
             for f in &g.findings {
                 any = true;
                 lines.push(Line::from(vec![
@@ -69,7 +79,7 @@ impl DetectorPanel<'_> {
                 ]));
             }
         }
-        if !any {
+        if !any && !watching {
             lines.push(Line::styled("no active findings", t.dim()));
         }
         let p = Paragraph::new(lines)
