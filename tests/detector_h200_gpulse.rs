@@ -24,6 +24,7 @@ const RUN10: &str = "h200-2026-12-03-gpulse-run10";
 const RUN11: &str = "h200-2026-12-03-gpulse-run11";
 const RUN12: &str = "h200-2026-12-03-gpulse-run12";
 const RUN13: &str = "h200-2026-12-03-gpulse-run13";
+const RUN14: &str = "h200-2026-12-03-gpulse-run14";
 
 fn data_of(run: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -903,6 +904,95 @@ fn the_thirteenth_run_is_named_live_and_from_its_recordings() {
     }
 }
 
+/// Run 14, recorded with periods reported only once confirmed and the stall watch: what it
+/// raised live on the H200 and from the files. Random stalls with a third seed get one
+/// erratic-stalls finding (16.1 s after the start: its fifth stall began at 16.0 s) and no period; one worker feeding a batch every ~7.25 s is named from
+/// its third burst (17.4 s, over the 15 s bound as for run 11's 6.6 s loader: three periods
+/// allowed) without its period, which it reports once 40 s of cycles confirm it; one worker
+/// every ~1.8 s is named within 10 s, its period confirmed within 15 s (both within 15% of the
+/// job's own batch spacing).
+#[test]
+fn the_fourteenth_run_is_named_live_and_from_its_recordings() {
+    let (rows, errors) =
+        results_keeping(RUN14, 3, |label, input, r, e| match label.name.as_str() {
+            "slow_7s" => !slow_cycle_allowed(input, r, e, 7.25, 0.5, |_| 3.0 * 7.25),
+            // Sparser than runs 12 and 13's (16 stalls in 60 s): the fifth stall that erratic stalls
+            // need began 16.0 s after the start (13.4 s counting one at 0.6 s, as the job began).
+            "random_stalls3" => !detected_after(e).is_some_and(|t| t <= 17.0),
+            _ => true,
+        });
+    println!("{}", rows.join("\n"));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let path = data_of(RUN14).join("whole_run.ndjson.zst");
+    let records = RecordingReader::open(&path).expect("recording").read_all();
+    // Each live finding as first raised and as last seen.
+    let mut live: Vec<(Finding, Finding)> = Vec::new();
+    for r in &records {
+        for f in &r.findings {
+            match live
+                .iter_mut()
+                .find(|l| l.0.kind == f.kind && l.0.start.to_bits() == f.start.to_bits())
+            {
+                Some(l) => l.1 = f.clone(),
+                None => live.push((f.clone(), f.clone())),
+            }
+        }
+    }
+    let last: Vec<Finding> = live.iter().map(|l| l.1.clone()).collect();
+    for (name, period, named_by) in [
+        ("random_stalls3", None, 17.0),
+        ("slow_7s", Some(7.25), 3.0 * 7.25),
+        ("starved_1w", Some(1.80), 10.0),
+    ] {
+        let l = label_of(RUN14, name);
+        let of_job = stalls_named_during(&last, &l);
+        println!(
+            "{name}: live {}",
+            of_job
+                .iter()
+                .map(|f| format!(
+                    "{} {:.1} s after start, period {:?}: {}",
+                    f.kind,
+                    f.detected_at - l.start,
+                    f.evidence.period_s,
+                    f.summary
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        assert_eq!(of_job.len(), 1, "{name}: {of_job:?}");
+        let f = of_job[0];
+        assert!(f.detected_at - l.start <= named_by, "{name}: {f:?}");
+        let first = &live
+            .iter()
+            .find(|x| x.1.start.to_bits() == f.start.to_bits() && x.1.kind == f.kind)
+            .expect("first seen")
+            .0;
+        match period {
+            None => assert!(
+                live.iter().all(|x| x.1.evidence.period_s.is_none()
+                    || x.1.start > l.end.unwrap_or(f64::MAX)
+                    || x.1.end.is_some_and(|e| e < l.start)),
+                "{name}: a period"
+            ),
+            Some(p) => {
+                // Raised before its period was confirmed, then reported with it.
+                assert_eq!(first.evidence.period_s, None, "{name}: {first:?}");
+                assert!(
+                    first.summary.contains("period not yet confirmed"),
+                    "{first:?}"
+                );
+                assert!(
+                    f.evidence
+                        .period_s
+                        .is_some_and(|q| (q - p).abs() < 0.15 * p),
+                    "{name}: {f:?}"
+                );
+            }
+        }
+    }
+}
+
 /// Every labelled recording replayed tick by tick as the dashboard runs it: how soon a starving
 /// job's stalls are shown (the snapshot's `watch`, while the GPU still reads `healthy`) against
 /// when it is named, and how often a job labelled without stalls shows them. The watch never
@@ -916,7 +1006,7 @@ fn stalls_are_watched_before_starvation_is_named() {
     ];
     let mut errors = Vec::new();
     for run in [
-        RUN1, RUN2, RUN6, RUN7, RUN8, RUN9, RUN10, RUN11, RUN12, RUN13,
+        RUN1, RUN2, RUN6, RUN7, RUN8, RUN9, RUN10, RUN11, RUN12, RUN13, RUN14,
     ] {
         for label in labels(run) {
             let path = data_of(run).join(format!("{}.ndjson.zst", label.name));
