@@ -843,6 +843,26 @@ fn the_twelfth_run_is_named_from_its_recordings() {
     assert!(ckpt.is_empty(), "{ckpt:?}");
 }
 
+/// Every finding the live detector raised during `run`'s whole recording, as first raised and as
+/// last seen.
+fn live_findings(run: &str) -> Vec<(Finding, Finding)> {
+    let path = data_of(run).join("whole_run.ndjson.zst");
+    let records = RecordingReader::open(&path).expect("recording").read_all();
+    let mut live: Vec<(Finding, Finding)> = Vec::new();
+    for r in &records {
+        for f in &r.findings {
+            match live
+                .iter_mut()
+                .find(|l| l.0.kind == f.kind && l.0.start.to_bits() == f.start.to_bits())
+            {
+                Some(l) => l.1 = f.clone(),
+                None => live.push((f.clone(), f.clone())),
+            }
+        }
+    }
+    live
+}
+
 /// Run 13, recorded with the detector after run 12's changes: what it raised live on the H200
 /// (the findings in the whole recording) and from the files. Random stalls with another seed get
 /// one erratic-stalls finding and no period; a healthy job that starts starving in the same
@@ -853,20 +873,7 @@ fn the_thirteenth_run_is_named_live_and_from_its_recordings() {
     let (rows, errors) = results(RUN13, 3);
     println!("{}", rows.join("\n"));
     assert!(errors.is_empty(), "{}", errors.join("\n"));
-    let path = data_of(RUN13).join("whole_run.ndjson.zst");
-    let records = RecordingReader::open(&path).expect("recording").read_all();
-    let mut live: Vec<Finding> = Vec::new();
-    for r in &records {
-        for f in &r.findings {
-            match live
-                .iter_mut()
-                .find(|l| l.kind == f.kind && l.start.to_bits() == f.start.to_bits())
-            {
-                Some(l) => *l = f.clone(),
-                None => live.push(f.clone()),
-            }
-        }
-    }
+    let live: Vec<Finding> = live_findings(RUN13).into_iter().map(|l| l.1).collect();
     // The periods: the burst spacing in the recording's driver windows (the table's true period).
     for (name, period) in [
         ("random_stalls2", None),
@@ -923,21 +930,7 @@ fn the_fourteenth_run_is_named_live_and_from_its_recordings() {
         });
     println!("{}", rows.join("\n"));
     assert!(errors.is_empty(), "{}", errors.join("\n"));
-    let path = data_of(RUN14).join("whole_run.ndjson.zst");
-    let records = RecordingReader::open(&path).expect("recording").read_all();
-    // Each live finding as first raised and as last seen.
-    let mut live: Vec<(Finding, Finding)> = Vec::new();
-    for r in &records {
-        for f in &r.findings {
-            match live
-                .iter_mut()
-                .find(|l| l.0.kind == f.kind && l.0.start.to_bits() == f.start.to_bits())
-            {
-                Some(l) => l.1 = f.clone(),
-                None => live.push((f.clone(), f.clone())),
-            }
-        }
-    }
+    let live = live_findings(RUN14);
     let last: Vec<Finding> = live.iter().map(|l| l.1.clone()).collect();
     for (name, period, named_by) in [
         ("random_stalls3", None, 17.0),
