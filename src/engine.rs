@@ -51,7 +51,7 @@ pub struct GpuSnapshot {
     pub verdict: FindingKind,
     /// Active findings on this GPU.
     pub findings: Vec<Finding>,
-    /// Stalls the detector sees while it calls the GPU healthy (not yet a finding).
+    /// Stalls the detector sees on the GPU while it has no finding (not yet one).
     pub watch: Option<Watch>,
 }
 

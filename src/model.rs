@@ -436,9 +436,10 @@ pub struct Evidence {
     pub notes: Vec<String>,
 }
 
-/// What the detector sees on a GPU it calls healthy whose work stops and starts: stalls in the
-/// last `span_s` seconds that are not (yet) a finding (too few, or no pattern yet). Shown so a
-/// job that is starving before it is named does not read as merely healthy.
+/// What the detector sees on a GPU without a finding (healthy, or idle while a process holds its
+/// memory) whose work stops and starts: stalls in the last `span_s` seconds that are not (yet) a
+/// finding (too few, or no pattern yet). Shown so a job that is starving before it is named does
+/// not read as merely healthy.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Watch {
     /// Stalls (utilization below half the busy level) that began in the span.

@@ -57,8 +57,10 @@ struct GpuState {
     /// Seconds of the rules window with activity (≥ `idle_util`), and the separate bursts of it.
     recent_active_s: f64,
     recent_bursts: usize,
-    /// Stalls the rules window holds on a GPU called healthy (see [`Watch`]).
+    /// Stalls the rules window holds on a GPU without a finding (see [`Watch`]), and when they
+    /// were last seen.
     watch: Option<Watch>,
+    watch_at: UnixTime,
     comparable: bool,
     holds_memory: bool,
     /// The last full analysis of the window, its time, and the lowest sample taken in since.
@@ -613,15 +615,36 @@ impl Detector {
             FindingKind::Idle
         });
         state.verdict = Some(verdict);
-        state.watch = match (&state.analysis, verdict) {
-            (Some(a), FindingKind::Healthy) if a.span_s >= self.config.min_span_s => {
-                watch_of(a, t, self.config.rules_window_s)
+        // A GPU without a finding: called healthy, or idle while a process holds its memory
+        // (a slow loader's bursts come too seldom to call it busy). Stalls already shown stay
+        // while a longer span, as for named stalls, still holds enough of them: a slow loader's
+        // two stalls in 20 s would otherwise come and go with each burst.
+        let unnamed =
+            verdict == FindingKind::Healthy || (verdict == FindingKind::Idle && state.holds_memory);
+        let rules_window = self.config.rules_window_s;
+        let seen = match &state.analysis {
+            Some(a) if unnamed && a.span_s >= self.config.min_span_s => {
+                watch_of(a, t, rules_window).or_else(|| {
+                    state
+                        .watch
+                        .and_then(|_| watch_of(a, t, rules::NAMED_STALLS_WINDOWS * rules_window))
+                })
             }
+            _ => None,
+        };
+        // An evaluation that sees too few stalls (a window analysed again from another start)
+        // does not hide them at once: they stay up to WATCH_HOLD_S unless a finding came.
+        state.watch = match (seen, state.watch) {
+            (Some(w), _) => {
+                state.watch_at = t;
+                Some(w)
+            }
+            (None, Some(w)) if unnamed && t - state.watch_at < WATCH_HOLD_S => Some(w),
             _ => None,
         };
     }
 
-    /// What the detector sees on GPU `gpu` while it calls it healthy (see [`Watch`]).
+    /// What the detector sees on GPU `gpu` while it has no finding (see [`Watch`]).
     pub fn watch(&self, gpu: usize) -> Option<Watch> {
         self.gpus.get(gpu).and_then(|g| g.watch)
     }
@@ -867,6 +890,8 @@ fn summarise(h: &GpuHistory, since: UnixTime, busy_util: f64) -> TickSummary {
 /// Stalls a watch line needs in the rules window, and the share of it they take.
 const WATCH_MIN_STALLS: usize = 2;
 const WATCH_MIN_STALLED: f64 = 0.1;
+/// Seconds a watch line stays after the evaluation that last saw its stalls.
+const WATCH_HOLD_S: f64 = 5.0;
 
 /// The stalls of the last `span_s` before `now` in analysis `a`: dips that began in it, and the
 /// share of it spent in any dip (one that began before it counts from its start), when there are

@@ -354,7 +354,7 @@ fn confidence_word(c: f64) -> &'static str {
 /// count over this many rules windows meets the count that named them: random stalls come in
 /// sparse spells (H200 run 12: 11 s between two stalls of a job stalling every ~3 s on average
 /// cleared the finding, and it was raised again 19 s later).
-const NAMED_STALLS_WINDOWS: f64 = 2.0;
+pub const NAMED_STALLS_WINDOWS: f64 = 2.0;
 
 /// Rules over one GPU's util window and tick summary. `stalls_named`: erratic stalls or input
 /// starvation is raised on this GPU (see [`NAMED_STALLS_WINDOWS`]).

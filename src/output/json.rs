@@ -102,7 +102,7 @@ pub struct GpuDoc<'a> {
     /// The detector's verdict (`healthy`, `idle`, `input_starvation`, ...).
     pub verdict: &'static str,
     pub findings: Vec<&'a Finding>,
-    /// Stalls seen while the verdict is `healthy`, not yet a finding.
+    /// Stalls seen on a GPU without a finding, not yet one.
     pub watch: Option<Watch>,
     pub processes: Vec<ProcessDoc<'a>>,
 }
