@@ -25,6 +25,7 @@ const RUN11: &str = "h200-2026-12-03-gpulse-run11";
 const RUN12: &str = "h200-2026-12-03-gpulse-run12";
 const RUN13: &str = "h200-2026-12-03-gpulse-run13";
 const RUN14: &str = "h200-2026-12-03-gpulse-run14";
+const RUN15: &str = "h200-2026-12-03-gpulse-run15";
 
 fn data_of(run: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -986,6 +987,22 @@ fn the_fourteenth_run_is_named_live_and_from_its_recordings() {
     }
 }
 
+/// Run 15, recorded with the stall watch's longer span and hold: one worker feeding a batch every
+/// ~10.24 s is named with its period once four cycles are seen (42.1 s from the recording, 37.3 s
+/// from the log; 40 s of cycles confirm the period at once: the synthetic sweep's bound for long
+/// periods, four and a half periods and 5 s, allowed), and a checkpoint cadence (a 2.5 s pause
+/// every ~8 s of training) is a periodic stall, never starvation. The watch table above replays
+/// both: one line each, shown once and hidden once.
+#[test]
+fn the_fifteenth_run_is_named_from_its_recordings() {
+    let (rows, errors) = results_keeping(RUN15, 2, |label, input, r, e| {
+        label.name != "slow_10s"
+            || !slow_cycle_allowed(input, r, e, 10.24, 0.5, |_| 4.5 * 10.24 + 5.0)
+    });
+    println!("{}", rows.join("\n"));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
 /// Every labelled recording replayed tick by tick as the dashboard runs it: how soon a starving
 /// job's stalls are shown (the snapshot's `watch`, while the GPU still reads `healthy`) against
 /// when it is named, and how often a job labelled without stalls shows them. The watch never
@@ -1000,7 +1017,7 @@ fn stalls_are_watched_before_starvation_is_named() {
     ];
     let mut errors = Vec::new();
     for run in [
-        RUN1, RUN2, RUN6, RUN7, RUN8, RUN9, RUN10, RUN11, RUN12, RUN13, RUN14,
+        RUN1, RUN2, RUN6, RUN7, RUN8, RUN9, RUN10, RUN11, RUN12, RUN13, RUN14, RUN15,
     ] {
         for label in labels(run) {
             let path = data_of(run).join(format!("{}.ndjson.zst", label.name));
