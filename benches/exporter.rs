@@ -131,7 +131,7 @@ fn main() {
         .expect("runtime");
     let addr: SocketAddr = "127.0.0.1:0".parse().expect("addr");
     let (bound, _task) = rt
-        .block_on(prometheus::spawn_server(addr, rx))
+        .block_on(gpulse::output::exporter::spawn_server(addr, rx))
         .expect("listen");
     let stop = Arc::new(AtomicBool::new(false));
     let stop_sampler = stop.clone();

@@ -11,7 +11,8 @@ use std::time::Instant;
 
 use gpulse::detector::DetectorConfig;
 use gpulse::fleet::api::parse_answer;
-use gpulse::fleet::build::{build, Grid};
+use gpulse::fleet::build::build;
+use gpulse::fleet::queries::Grid;
 use gpulse::fleet::queries::{Query, QueryResults};
 use gpulse::fleet::{DetectorCache, FleetState};
 use gpulse::model::FindingKind;

@@ -130,10 +130,10 @@ fn main() {
         Some(true) => "tick reading the tree (1/s, children lists)",
         _ => "tick reading the tree (1/s, full scan)",
     };
-    let mut rates = gpulse::host::table::CpuRates::new(100.0);
+    let mut rates = gpulse::host::proc_table::CpuRates::new(100.0);
     let scan = timed(|| {
         for _ in 0..rounds {
-            let _ = gpulse::host::table::ProcTable::scan(
+            let _ = gpulse::host::proc_table::ProcTable::scan(
                 std::path::Path::new("/proc"),
                 &mut rates,
                 0.0,

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::backend::replay::{RecordingReader, ReplayError};
 use crate::backend::smi_csv::{SmiCsvError, SmiCsvSource};
 use crate::backend::SampleSource;
 use crate::detector::signal::{bin, percentile_hist};
 use crate::detector::{priority, DetectorConfig};
 use crate::engine::{Engine, EngineConfig};
 use crate::model::{Finding, FindingKind, Severity, UnixTime};
+use crate::recording::{RecordingError, RecordingReader};
 
 /// Why a file cannot be analysed.
 #[derive(Debug, thiserror::Error)]
@@ -22,7 +22,7 @@ pub enum AnalyzeError {
     #[error(transparent)]
     Csv(#[from] SmiCsvError),
     #[error(transparent)]
-    Recording(#[from] ReplayError),
+    Recording(#[from] RecordingError),
     #[error("cannot read '{path}': {source}")]
     Read {
         path: PathBuf,
@@ -410,44 +410,6 @@ pub fn render_text(r: &Report) -> String {
         }
     }
     o
-}
-
-/// The `analyze` command: every file in turn; a file that cannot be read is reported and the
-/// rest still run. Exit status 1 when any file failed.
-pub fn run(args: &crate::cli::AnalyzeArgs, detector: &DetectorConfig) -> std::process::ExitCode {
-    let mut failed = false;
-    for path in &args.files {
-        match analyze_path(path, args.fields.as_deref(), detector) {
-            Ok(report) => {
-                for w in &report.warnings {
-                    eprintln!("gpulse: warning: {w}");
-                }
-                if args.json {
-                    match serde_json::to_string(&report) {
-                        Ok(s) => println!("{s}"),
-                        Err(e) => {
-                            eprintln!(
-                                "gpulse: cannot write the report of '{}': {e}",
-                                path.display()
-                            );
-                            failed = true;
-                        }
-                    }
-                } else {
-                    print!("{}", render_text(&report));
-                }
-            }
-            Err(e) => {
-                eprintln!("gpulse: {e}");
-                failed = true;
-            }
-        }
-    }
-    if failed {
-        std::process::ExitCode::from(1)
-    } else {
-        std::process::ExitCode::SUCCESS
-    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The command line: global options valid for every command, and one subcommand per front end.
+//! The command line, all of it: global options valid for every command and one subcommand per
+//! front end. `main` parses it and hands each subcommand to its own file under `src/commands/`.
 
 use std::path::PathBuf;
 
@@ -6,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::backend::sim::Scenario;
 use crate::backend::BackendKind;
+use crate::config::{parse_duration, parse_interval, parse_listen, ColorChoice, Overrides};
 
 /// A GPU dashboard that tells you why the GPU is not busier.
 ///
@@ -65,16 +67,27 @@ pub struct GlobalArgs {
     pub readonly: bool,
 
     /// Also serve Prometheus metrics on this address while the command runs, e.g. 127.0.0.1:9400
-    #[arg(long, global = true, value_name = "ADDR", value_parser = crate::config::parse_listen)]
+    #[arg(long, global = true, value_name = "ADDR", value_parser = parse_listen)]
     pub serve: Option<std::net::SocketAddr>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
+impl GlobalArgs {
+    /// What these options set over the config file.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            backend: self.backend,
+            scenario: self.scenario,
+            gpus: self.gpus,
+            seed: self.seed,
+            interval: self.interval,
+            retention: self.retention,
+            window: self.window,
+            config: self.config.clone(),
+            color: self.color,
+            readonly: self.readonly,
+            serve: self.serve,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,8 +100,68 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Every GPU a Prometheus server knows (gpulse and dcgm-exporter targets), worst first
     Fleet(FleetArgs),
-    #[command(flatten)]
-    Output(crate::output::cli::OutputCommand),
+
+    /// Print every GPU once (a readable table, or JSON with --json) and exit.
+    ///
+    /// Samples for a short warm-up first (three ticks, about 0.75 s at the default 250ms
+    /// interval) so that rates such as PCIe throughput and the driver's utilization window exist.
+    Snapshot {
+        /// One JSON document (schema: assets/snapshot.schema.json, docs/OUTPUTS.md)
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one JSON object per tick (NDJSON) on stdout until Ctrl-C or --count lines.
+    ///
+    /// Each line has the same shape as `snapshot --json`. Only data goes to stdout (logs go to
+    /// stderr); every line is flushed; a reader that closes the pipe ends the stream quietly.
+    Stream {
+        /// Stop after this many lines
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+    },
+    /// Record every tick to FILE (NDJSON, zstd with --compress or a .zst name) until Ctrl-C.
+    ///
+    /// Lines are flushed at least once a second, so a crash loses at most the last second.
+    /// Play the file back with `gpulse replay FILE`.
+    Record {
+        /// The recording to write (overwritten if it exists)
+        file: PathBuf,
+        /// Stop after this many ticks
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+        /// Stop after this long, e.g. `30s`, `10m`
+        #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+        duration: Option<f64>,
+        /// Compress with zstd (implied by a `.zst` file name)
+        #[arg(long)]
+        compress: bool,
+    },
+    /// Play a recording in the dashboard (speed, pause, seek, jump to the next finding).
+    Replay {
+        /// A file written by `gpulse record` (plain or zstd)
+        file: PathBuf,
+    },
+    /// Serve Prometheus metrics (dcgm-exporter names plus gpulse_*) until Ctrl-C.
+    ///
+    /// Endpoints: /metrics, /healthz (503 when sampling is stale) and /.
+    Serve {
+        /// Address to listen on; only loopback unless you give another (default from the config
+        /// file's [exporter] listen, else 127.0.0.1:9400)
+        #[arg(long, value_parser = parse_listen, value_name = "ADDR")]
+        listen: Option<std::net::SocketAddr>,
+    },
+    /// Show, create or check the config file.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Print a shell completion script (e.g. `gpulse completions bash > /etc/bash_completion.d/gpulse`).
+    Completions {
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Print the manual page (roff), e.g. `gpulse man | man -l -`.
+    Man,
 }
 
 /// Options of `gpulse doctor`.
@@ -151,54 +224,32 @@ pub struct AnalyzeArgs {
     pub fields: Option<Vec<String>>,
 }
 
-/// Parse a duration such as `250ms`, `1.5s`, `2m`, `1h` or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = t.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration; use e.g. 250ms, 1s, 2m, 1h"))?;
-    if !v.is_finite() || v <= 0.0 {
-        return Err(format!("'{s}' must be a positive duration"));
-    }
-    Ok(v * scale)
+#[derive(Debug, Subcommand, Clone, Copy)]
+pub enum ConfigAction {
+    /// Print the config file's path (and whether it exists).
+    Path,
+    /// Print the settings in effect (command line over file over defaults) as TOML.
+    Show,
+    /// Write a commented default config file.
+    Init {
+        /// Overwrite an existing file
+        #[arg(long)]
+        force: bool,
+    },
+    /// Check the config file and report the first problem.
+    Check,
 }
 
-/// A sampling interval: a duration between 100 ms and 10 s.
-pub fn parse_interval(s: &str) -> Result<f64, String> {
-    let v = parse_duration(s)?;
-    if !(0.1..=10.0).contains(&v) {
-        return Err(format!("interval '{s}' is out of range; use 100ms to 10s"));
-    }
-    Ok(v)
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("250ms"), Ok(0.25));
-        assert_eq!(parse_duration("2m"), Ok(120.0));
-        assert_eq!(parse_duration("1.5"), Ok(1.5));
-        assert!(parse_duration("abc").is_err());
-        assert!(parse_duration("-1s").is_err());
-        assert!(parse_interval("50ms").is_err());
-        assert!(parse_interval("11s").is_err());
-        assert_eq!(parse_interval("10s"), Ok(10.0));
-    }
 
     #[test]
     fn cli_definition_is_valid() {

@@ -22,3 +22,23 @@ pub fn thread_cpu_s() -> Option<f64> {
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     (rc == 0).then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9)
 }
+
+/// Unix seconds as RFC 3339 in UTC with milliseconds, e.g. `2023-11-14T22:13:20.250Z`.
+pub fn rfc3339(t: UnixTime) -> String {
+    let ms = (t * 1000.0).round() as i64;
+    match jiff::Timestamp::from_millisecond(ms) {
+        Ok(ts) => format!("{ts:.3}"),
+        Err(_) => "1970-01-01T00:00:00.000Z".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_is_utc_with_milliseconds() {
+        assert_eq!(rfc3339(1_700_000_000.25), "2023-11-14T22:13:20.250Z");
+        assert_eq!(rfc3339(0.0), "1970-01-01T00:00:00.000Z");
+    }
+}

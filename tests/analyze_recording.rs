@@ -9,7 +9,7 @@ use assert_cmd::Command;
 use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
 use gpulse::backend::{Backend, DeviceSampler};
 use gpulse::model::Sample;
-use gpulse::output::record::Recorder;
+use gpulse::recording::Recorder;
 use predicates::prelude::*;
 
 fn gpulse() -> Command {

@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use gpulse::analyze::{analyze_path, Report};
-use gpulse::backend::replay::RecordingReader;
 use gpulse::backend::SampleSource;
 use gpulse::detector::{DetectorConfig, FindingEvent};
 use gpulse::engine::{Engine, EngineConfig};
 use gpulse::model::{Finding, FindingKind, Severity};
+use gpulse::recording::RecordingReader;
 
 /// The first run's data, and the second run's (`RUN2`, recorded later the same day).
 const RUN1: &str = "h200-2026-12-02-gpulse";

@@ -8,10 +8,10 @@ use std::io::Write;
 use std::path::Path;
 
 use e2e_support::Tmux;
-use gpulse::backend::replay::RecordingReader;
 use gpulse::backend::sim::Scenario;
 use gpulse::backend::SampleSource;
-use gpulse::output::record::Recorder;
+use gpulse::recording::Recorder;
+use gpulse::recording::RecordingReader;
 use gpulse::tui::fixture::{SimRun, T0};
 
 /// The recorded time the status line shows, seconds after [`T0`] (12:00:00).

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use gpulse::detector::DetectorConfig;
 use gpulse::fleet::api::{parse_answer, ApiError, ResultType};
-use gpulse::fleet::build::{build, Grid};
+use gpulse::fleet::build::build;
+use gpulse::fleet::queries::Grid;
 use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Query, QueryResults};
 use gpulse::fleet::rank;
 use gpulse::fleet::{DetectorCache, Fleet, Source};

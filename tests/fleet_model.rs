@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use gpulse::detector::DetectorConfig;
 use gpulse::fleet::api::{Answer, ResultType, Series};
-use gpulse::fleet::build::{build, Grid};
+use gpulse::fleet::build::build;
+use gpulse::fleet::queries::Grid;
 use gpulse::fleet::queries::{Query, QueryResults};
 use gpulse::fleet::{dcgm, rank, DetectorCache, Fleet, Source};
 use gpulse::model::FindingKind;

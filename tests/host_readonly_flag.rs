@@ -12,7 +12,7 @@ fn settings(args: &[&str]) -> Settings {
     let mut argv = vec!["gpulse", "--config", cfg.to_str().expect("utf-8 path")];
     argv.extend_from_slice(args);
     let cli = Cli::try_parse_from(argv).expect("parses");
-    Settings::resolve(&cli.global, true).expect("settings")
+    Settings::resolve(&cli.global.overrides(), true).expect("settings")
 }
 
 #[test]

@@ -207,7 +207,7 @@ fn healthz_is_503_when_the_newest_sample_is_old() {
         .build()
         .expect("runtime");
     let (addr, _task) = rt
-        .block_on(gpulse::output::prometheus::spawn_server(
+        .block_on(gpulse::output::exporter::spawn_server(
             "127.0.0.1:0".parse().expect("addr"),
             rx,
         ))

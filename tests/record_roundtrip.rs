@@ -7,11 +7,11 @@ use std::io::BufRead;
 use std::path::Path;
 use std::time::Duration;
 
-use gpulse::backend::replay::RecordingReader;
 use gpulse::backend::sim::{SimBackend, SimConfig};
 use gpulse::backend::{Backend, DeviceSampler, SampleSource};
 use gpulse::model::{Sample, SystemInfo};
-use gpulse::output::record::Recorder;
+use gpulse::recording::Recorder;
+use gpulse::recording::RecordingReader;
 use output_support::{gpulse, validate};
 
 fn sim_samples(n: usize) -> (SystemInfo, Vec<Sample>) {

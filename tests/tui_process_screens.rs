@@ -203,12 +203,16 @@ fn host_line_shows_cpu_cores_memory_load_and_iowait() {
 
 #[test]
 fn status_line_shows_replay_recording_and_serving() {
-    use gpulse::tui::recording::Recording;
-    use gpulse::tui::replay::{ReplaySession, ReplayState};
+    use gpulse::tui::background_recording::Recording;
+    use gpulse::tui::replay_bar::{ReplaySession, ReplayState};
     let run = sim(Scenario::Starving, 1, 35.0);
     let snap = run.snapshot();
-    let (live, control) =
-        gpulse::backend::replay::start((*snap.system).clone(), Default::default(), vec![], vec![]);
+    let (live, control) = gpulse::pipeline::playback::start(
+        (*snap.system).clone(),
+        Default::default(),
+        vec![],
+        vec![],
+    );
     let session = ReplaySession {
         control,
         file: "/tmp/train-run.ndjson.zst".into(),

@@ -6,14 +6,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gpulse::backend::replay::RecordingReader;
 use gpulse::backend::sim::Scenario;
 use gpulse::backend::SampleSource;
 use gpulse::engine::{EngineConfig, Snapshot};
 use gpulse::model::Sample;
+use gpulse::recording::RecordingReader;
+use gpulse::tui::background_recording::Recording;
 use gpulse::tui::fixture::{SimRun, T0};
-use gpulse::tui::recording::Recording;
-use gpulse::tui::replay::{ReplaySession, ReplayState};
+use gpulse::tui::replay_bar::{ReplaySession, ReplayState};
 use gpulse::tui::{map_key, Action, App};
 use tokio::sync::watch;
 
@@ -103,7 +103,7 @@ fn replay_keys_drive_the_player() {
         .collect();
     let (start, end) = (samples[0].t, samples[samples.len() - 1].t);
     let system = (*snapshots(1)[0].system).clone();
-    let (live, control) = gpulse::backend::replay::start(
+    let (live, control) = gpulse::pipeline::playback::start(
         system,
         EngineConfig::default(),
         samples,

@@ -6,7 +6,6 @@
 //! [`SampleSource`] and are fed through the same engine.
 
 pub mod nvml;
-pub mod replay;
 pub mod rocm;
 pub mod sim;
 pub mod smi_csv;
@@ -74,7 +73,7 @@ pub trait SampleSource {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
-    /// NVML if an NVIDIA driver answers, else AMD GPUs if sysfs shows any.
+    /// NVML if an NVIDIA driver answers, else AMD GPUs (amdgpu sysfs, then rocm-smi/amd-smi).
     Auto,
     /// NVIDIA's management library (libnvidia-ml.so.1), loaded at run time.
     Nvml,
@@ -150,20 +149,15 @@ pub fn open_with(
                 Ok(b) => return Ok(Box::new(b)),
                 Err(e) => e,
             };
-            let amd_err = if rocm::amd_gpus_present(&rocm_opts.sysfs_root) {
-                match rocm::RocmBackend::open(rocm_opts) {
-                    Ok(b) => return Ok(Box::new(b)),
-                    Err(e) => e.to_string(),
-                }
-            } else {
-                format!(
-                    "no AMD GPU in {}/class/drm (no card with vendor 0x1002 and gpu_busy_percent)",
-                    rocm_opts.sysfs_root.display()
-                )
+            // The AMD side asks sysfs and, where sysfs shows no GPU, rocm-smi/amd-smi once.
+            let amd_err = match rocm::RocmBackend::open(rocm_opts) {
+                Ok(b) => return Ok(Box::new(b)),
+                Err(e) => e,
             };
             Err(NoGpuError {
                 message: format!(
-                    "gpulse: no GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {nvml_err}\n  tried: AMD (amdgpu sysfs)\n  failed: {amd_err}\n{DEMO_HINT}"
+                    "gpulse: no GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {nvml_err}\n{}\n{DEMO_HINT}",
+                    amd_err.tried_lines()
                 ),
             })
         }

@@ -11,6 +11,8 @@
 mod config;
 pub mod rules;
 pub mod signal;
+#[cfg(any(test, feature = "testing"))]
+#[cfg(any(test, feature = "testing"))]
 pub mod synth;
 
 use std::collections::{BTreeMap, VecDeque};

@@ -13,7 +13,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use thiserror::Error;
 
-use super::http::{self, encode_query_value, Endpoint, HttpError};
+use super::http_client::{self, encode_query_value, Endpoint, HttpError};
 
 /// One time series: its labels and its points `(unix seconds, value)`, oldest first.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,7 +183,7 @@ impl PromClient {
     }
 
     fn get(&self, path: &str) -> Result<Answer, ApiError> {
-        let resp = http::get(&self.endpoint, path, self.timeout)?;
+        let resp = http_client::get(&self.endpoint, path, self.timeout)?;
         parse_answer(resp.status, &resp.body).map_err(|e| match e {
             ApiError::NotPrometheus {
                 status, snippet, ..

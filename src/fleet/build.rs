@@ -11,36 +11,11 @@ use crate::model::{FindingKind, Severity};
 
 use super::api::Series;
 use super::dcgm::{self, DetectorCache};
-use super::model::{Fleet, FleetFinding, FleetGpu, Source, Trace};
-use super::queries::{Query, QueryResults};
+use super::model::{Fleet, FleetFinding, FleetGpu, Source};
+use super::queries::{Grid, Query, QueryResults};
 use super::rank;
 
 const MIB: f64 = 1024.0 * 1024.0;
-
-/// The time grid of the sparkline range queries.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Grid {
-    pub start: f64,
-    pub step: f64,
-    pub len: usize,
-}
-
-impl Grid {
-    /// `points` slots ending at `end`, covering `window_s`.
-    pub fn ending_at(end: f64, window_s: f64, points: usize) -> Grid {
-        let len = points.max(2);
-        let step = window_s / (len - 1) as f64;
-        Grid {
-            start: end - step * (len - 1) as f64,
-            step,
-            len,
-        }
-    }
-
-    fn trace(&self) -> Trace {
-        Trace::on_grid(self.start, self.step, self.len)
-    }
-}
 
 /// Build the fleet from one round of answers evaluated at `now`.
 ///

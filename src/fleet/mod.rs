@@ -14,7 +14,7 @@
 pub mod api;
 pub mod build;
 pub mod dcgm;
-pub mod http;
+pub mod http_client;
 pub mod json;
 pub mod model;
 pub mod queries;
@@ -64,7 +64,7 @@ impl Default for FleetOptions {
 #[derive(Debug, Error)]
 pub enum FleetError {
     #[error(transparent)]
-    Url(#[from] http::HttpError),
+    Url(#[from] http_client::HttpError),
     #[error("Prometheus at {url} did not answer any query: {reason}")]
     Unreachable { url: String, reason: String },
 }
@@ -87,7 +87,7 @@ pub fn refresh_once(
     now: f64,
     cache: &mut dcgm::DetectorCache,
 ) -> Result<Refresh, FleetError> {
-    let grid = build::Grid::ending_at(now, opts.window_s, opts.points);
+    let grid = queries::Grid::ending_at(now, opts.window_s, opts.points);
     let results = queries::fetch(client, grid, now, opts.raw_window_s);
     if let Some(e) = results.all_failed() {
         return Err(FleetError::Unreachable {

@@ -7,7 +7,32 @@
 use std::time::Instant;
 
 use super::api::{Answer, ApiError, PromClient, Series};
-use super::build::Grid;
+use super::model::Trace;
+
+/// The time grid of the sparkline range queries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grid {
+    pub start: f64,
+    pub step: f64,
+    pub len: usize,
+}
+
+impl Grid {
+    /// `points` slots ending at `end`, covering `window_s`.
+    pub fn ending_at(end: f64, window_s: f64, points: usize) -> Grid {
+        let len = points.max(2);
+        let step = window_s / (len - 1) as f64;
+        Grid {
+            start: end - step * (len - 1) as f64,
+            step,
+            len,
+        }
+    }
+
+    pub fn trace(&self) -> Trace {
+        Trace::on_grid(self.start, self.step, self.len)
+    }
+}
 
 /// Which question.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -21,23 +21,23 @@
 //!   (the engine calls it every tick); [`loader_evidence`] gives the numbers alone.
 
 pub mod evidence;
+pub mod proc_table;
+pub mod process_signals;
 pub mod procfs;
 pub mod resolve;
 pub mod rows;
-pub mod signal;
-pub mod table;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::model::{GpuProcess, HostDetail, HostProcess, HostReading, Sample};
+use proc_table::{CpuRates, ProcTable};
 use resolve::Resolution;
-use table::{CpuRates, ProcTable};
 
 pub use evidence::{annotate_finding, loader_evidence, LoaderEvidence, LoaderVerdict};
+pub use process_signals::{can_signal, send, signal_target, Signal, SignalError, Signaller};
 pub use rows::{format_running, process_rows, state_name, ProcessRow, ProcessView, SortKey};
-pub use signal::{can_signal, send, signal_target, Signal, SignalError, Signaller};
 
 /// Seconds between readings of the host figures (`/proc/stat`, `meminfo`, `loadavg`); the ticks
 /// between carry the last ones. CPU shares come from jiffies (1/100 s on most kernels): over a
@@ -347,7 +347,7 @@ impl HostProbe {
         p.running_s = p.running_s.or_else(|| {
             uptime.map(|up| (up - entry.stat.starttime as f64 / self.clock_ticks_per_s).max(0.0))
         });
-        let kids: Vec<table::ProcEntry> =
+        let kids: Vec<proc_table::ProcEntry> =
             self.table.descendants(local).into_iter().cloned().collect();
         p.children = kids
             .into_iter()

@@ -14,8 +14,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::proc_table::ProcTable;
 use super::procfs;
-use super::table::ProcTable;
 
 /// Most descriptors read per process when looking for `/dev/nvidia*` holders.
 pub const FD_BUDGET: usize = 512;

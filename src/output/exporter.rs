@@ -1,5 +1,5 @@
-//! Running the exporter: on the caller's runtime ([`spawn_server`]), on a thread of its own next
-//! to another front end ([`serve_in_background`], for `--serve`), or as `gpulse serve`.
+//! Running the exporter: on the caller's runtime ([`spawn_server`], as `gpulse serve` does), or on
+//! a thread of its own next to another front end ([`serve_in_background`], for `--serve`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -29,40 +29,13 @@ pub async fn spawn_server_showing(
         tracing::warn!("serving metrics on {addr}, reachable from other machines");
         eprintln!("gpulse: warning: serving metrics on {addr}, reachable from other machines (use 127.0.0.1 to keep it local)");
     }
-    crate::output::http::serve(
+    crate::output::http_server::serve(
         addr,
         snapshots,
         show,
-        crate::output::http::Limits::default(),
+        crate::output::http_server::Limits::default(),
     )
     .await
-}
-
-/// `gpulse serve`: sample and serve until Ctrl-C or SIGTERM.
-pub fn run_serve(
-    settings: &crate::config::Settings,
-    live: &crate::live::Live,
-    addr: SocketAddr,
-) -> anyhow::Result<()> {
-    let rt = crate::output::runtime()?;
-    let show = crate::output::show_filter(settings);
-    let rx = live.snapshots.clone();
-    let r: anyhow::Result<()> = rt.block_on(async move {
-        let (bound, server) = spawn_server_showing(addr, rx, show).await.map_err(|e| {
-            anyhow::anyhow!("cannot listen on '{addr}': {e}; pick a free port or another address")
-        })?;
-        eprintln!("gpulse: serving http://{bound}/metrics");
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-        server.abort();
-        Ok(())
-    });
-    live.stop();
-    rt.shutdown_timeout(std::time::Duration::from_millis(200));
-    r
 }
 
 /// An exporter running on its own thread and runtime; dropping it stops the server.

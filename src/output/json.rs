@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::clock::rfc3339;
 use crate::engine::{GpuSnapshot, Snapshot};
 use crate::model::{throttle, Finding, GpuProcess, GpuStatus, UnixTime, Watch};
 
@@ -118,15 +119,6 @@ pub struct ProcessDoc<'a> {
     pub cpu_percent: Option<f64>,
     pub rss_bytes: Option<u64>,
     pub command: Option<&'a str>,
-}
-
-/// RFC 3339 (UTC, milliseconds) of a Unix time.
-pub fn rfc3339(t: UnixTime) -> String {
-    let ms = (t * 1000.0).round() as i64;
-    match jiff::Timestamp::from_millisecond(ms) {
-        Ok(ts) => format!("{ts:.3}"),
-        Err(_) => "1970-01-01T00:00:00.000Z".to_string(),
-    }
 }
 
 /// The short name of a GPU's sampling state.
@@ -290,11 +282,5 @@ mod tests {
         assert_eq!(g["memory_total_bytes"], 80u64 << 30);
         assert_eq!(v["seq"], 2);
         assert!(snapshot_doc(&s, &|i| i != 0).gpus.is_empty());
-    }
-
-    #[test]
-    fn rfc3339_is_utc_with_milliseconds() {
-        assert_eq!(rfc3339(1_700_000_000.25), "2023-11-14T22:13:20.250Z");
-        assert_eq!(rfc3339(0.0), "1970-01-01T00:00:00.000Z");
     }
 }

@@ -423,10 +423,6 @@ pub fn is_fresh(s: &Snapshot, now: f64) -> bool {
     s.seq > 0 && (now - s.t) <= allowed
 }
 
-pub use crate::output::exporter::{
-    run_serve, serve_in_background, spawn_server, spawn_server_showing, BackgroundServer,
-};
-
 #[cfg(test)]
 #[path = "prometheus_tests.rs"]
 mod tests;

@@ -9,10 +9,10 @@ use crate::host::{ProcessRow, Signaller};
 use crate::model::UnixTime;
 
 use super::action::Action;
+use super::background_recording::RecordingStatus;
 use super::dialog::{SignalDialog, SignalSender};
-use super::recording::RecordingStatus;
-use super::replay::{ReplayState, SEEK_S};
-use super::table::ProcessTableState;
+use super::process_table::ProcessTableState;
+use super::replay_bar::{ReplayState, SEEK_S};
 
 /// Chart windows the zoom keys step through (seconds), cut at the retention.
 pub const ZOOM_STEPS: [f64; 9] = [

@@ -6,15 +6,16 @@
 
 pub mod action;
 pub mod app;
+pub mod background_recording;
 pub mod canvas;
 pub mod dialog;
+#[cfg(any(test, feature = "testing"))]
 pub mod fixture;
 pub mod fleet;
 pub mod format;
-pub mod recording;
-pub mod replay;
+pub mod process_table;
+pub mod replay_bar;
 pub mod screen;
-pub mod table;
 pub mod term;
 pub mod theme;
 pub mod widgets;
@@ -28,16 +29,16 @@ use crossterm::event::Event;
 use ratatui::Frame;
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::cli::ColorChoice;
+use crate::config::ColorChoice;
 use crate::config::Settings;
-use crate::live::Live;
+use crate::pipeline::Live;
 
 pub use action::{map_key, Action};
 pub use app::App;
-pub use replay::ReplaySession;
+pub use replay_bar::ReplaySession;
 pub use screen::render;
 
-use recording::Recording;
+use background_recording::Recording;
 
 use widgets::status::STALE_INTERVALS;
 
@@ -111,10 +112,21 @@ pub struct RunOptions {
     pub record_dir: Option<PathBuf>,
 }
 
+/// Why a screen could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// The terminal (or the runtime driving it) failed.
+    #[error(transparent)]
+    Terminal(#[from] std::io::Error),
+    /// The fleet screen's refresh thread ended or could not start.
+    #[error("the fleet refresh thread stopped")]
+    RefreshStopped,
+}
+
 /// Run the dashboard until the user quits or a signal (SIGTERM, SIGHUP, SIGINT) arrives.
 ///
 /// The sampler thread is never joined: `q` returns at once even if a GPU call hangs.
-pub fn run(live: Live, settings: &Settings, options: RunOptions) -> anyhow::Result<()> {
+pub fn run(live: Live, settings: &Settings, options: RunOptions) -> Result<(), TuiError> {
     init_tui_logging();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -153,7 +165,7 @@ async fn event_loop(
     live: Live,
     settings: &Settings,
     options: RunOptions,
-) -> anyhow::Result<()> {
+) -> Result<(), TuiError> {
     let mut snapshots = live.snapshots.clone();
     let first = snapshots.borrow_and_update().clone();
     let mut app = App::new(
@@ -167,7 +179,7 @@ async fn event_loop(
         settings.readonly,
     ));
     app.serving = options.serving;
-    app.replay = options.replay.as_ref().map(replay::ReplayState::new);
+    app.replay = options.replay.as_ref().map(replay_bar::ReplayState::new);
     match &options.replay {
         Some(r) => {
             tracing::info!(

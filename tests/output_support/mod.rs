@@ -158,24 +158,35 @@ pub fn metric_value(exposition: &str, prefix: &str) -> Option<f64> {
 }
 
 /// Validate every JSON document in `docs` (one per line) against a schema file under `assets/`,
-/// with Python's `jsonschema` (Draft 2020-12). Returns `false` when the validator is missing
-/// outside CI.
+/// with Python's `jsonschema` (Draft 2020-12) and its format checks (`date-time` needs
+/// `rfc3339-validator`). The interpreter is `GPULSE_SCHEMA_PYTHON` (set by `.ci/run`, which then
+/// requires it), else `python3`. Returns `false` when no interpreter has the validator and
+/// neither `GPULSE_SCHEMA_PYTHON` nor `CI` asks for it.
 pub fn validate(schema: &str, docs: &[String]) -> bool {
-    let Some(python) = tool("python3") else {
+    let required =
+        std::env::var_os("GPULSE_SCHEMA_PYTHON").is_some() || std::env::var_os("CI").is_some();
+    let python = match std::env::var_os("GPULSE_SCHEMA_PYTHON") {
+        Some(p) => Some(std::path::PathBuf::from(p)),
+        None => tool("python3"),
+    };
+    let ready = python.as_ref().is_some_and(|p| {
+        Command::new(p)
+            .args([
+                "-c",
+                "import jsonschema, sys; c = jsonschema.FormatChecker(); \
+                 sys.exit(0 if not c.conforms('yesterday', 'date-time') else 1)",
+            ])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    let Some(python) = python.filter(|_| ready) else {
+        assert!(
+            !required,
+            "no Python with jsonschema and rfc3339-validator (date-time checks); .ci/run installs them"
+        );
+        eprintln!("note: python3 with jsonschema and rfc3339-validator is missing; schema validation skipped");
         return false;
     };
-    let has = Command::new(&python)
-        .args(["-c", "import jsonschema"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3-jsonschema is required in CI; .ci/run installs it"
-        );
-        eprintln!("note: python3 jsonschema is missing; schema validation skipped");
-        return false;
-    }
     let schema_path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
         .join(schema);

@@ -77,11 +77,6 @@ impl RocmOpenError {
     }
 }
 
-/// Whether sysfs shows at least one AMD GPU (vendor 0x1002 with `gpu_busy_percent`).
-pub fn amd_gpus_present(sysfs_root: &std::path::Path) -> bool {
-    !sysfs::find_cards(sysfs_root).is_empty()
-}
-
 /// AMD GPUs through sysfs and rocm-smi/amd-smi.
 pub struct RocmBackend {
     system: SystemInfo,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crossterm::event::{Event, KeyEventKind};
 
-use crate::cli::ColorChoice;
+use crate::config::ColorChoice;
 use crate::config::Settings;
 use crate::fleet::{unix_now, FleetOptions, FleetState, PromClient, Refresher};
 
@@ -19,7 +19,11 @@ use app::{action_for, FleetApp};
 use render::{page_rows, FleetView};
 
 /// Run the fleet screen until the user quits.
-pub fn run(client: PromClient, opts: FleetOptions, settings: &Settings) -> anyhow::Result<()> {
+pub fn run(
+    client: PromClient,
+    opts: FleetOptions,
+    settings: &Settings,
+) -> Result<(), super::TuiError> {
     let url = client.url();
     let refresher = Refresher::start(client, opts)?;
     let color = match settings.color {
@@ -43,7 +47,7 @@ async fn event_loop(
     mut refresher: Refresher,
     url: &str,
     color: bool,
-) -> anyhow::Result<()> {
+) -> Result<(), super::TuiError> {
     let mut app = FleetApp::default();
     let mut events = super::term::Input::spawn()?;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -88,7 +92,7 @@ async fn event_loop(
             },
             changed = refresher.state.changed() => {
                 if changed.is_err() {
-                    anyhow::bail!("the fleet refresh thread stopped");
+                    return Err(super::TuiError::RefreshStopped);
                 }
             }
             _ = tick.tick() => {}

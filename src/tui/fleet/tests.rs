@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use crate::detector::DetectorConfig;
 use crate::fleet::api::parse_answer;
-use crate::fleet::build::{build, Grid};
+use crate::fleet::build::build;
+use crate::fleet::queries::Grid;
 use crate::fleet::queries::{Query, QueryResults};
 use crate::fleet::{DetectorCache, Fleet, FleetHost, FleetState};
 

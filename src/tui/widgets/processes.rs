@@ -10,7 +10,7 @@ use ratatui::widgets::{
 use crate::host::{format_running, state_name, ProcessRow, SortKey};
 use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::format::{self, ABSENT};
-use crate::tui::table::ProcessTableState;
+use crate::tui::process_table::ProcessTableState;
 use crate::tui::theme::Theme;
 
 pub struct ProcessTable<'a> {

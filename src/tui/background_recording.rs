@@ -1,6 +1,6 @@
 //! Recording from the dashboard (`r`): a thread of its own reads the snapshots from the watch
 //! channel and writes each new sample with its active findings through
-//! [`crate::output::record::Recorder`], so the screen never waits on the disk.
+//! [`crate::recording::Recorder`], so the screen never waits on the disk.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,7 +10,7 @@ use tokio::sync::{watch, Notify};
 
 use crate::engine::Snapshot;
 use crate::model::{Finding, UnixTime};
-use crate::output::record::Recorder;
+use crate::recording::Recorder;
 
 /// What the status line shows about a recording in progress.
 #[derive(Debug, Clone)]
@@ -87,7 +87,7 @@ impl Recording {
     pub fn start(
         dir: &Path,
         snapshots: watch::Receiver<Arc<Snapshot>>,
-    ) -> Result<Recording, crate::output::record::RecordError> {
+    ) -> Result<Recording, crate::recording::RecordError> {
         let path = dir.join(default_file_name(crate::clock::now()));
         Self::start_at(&path, snapshots)
     }
@@ -96,7 +96,7 @@ impl Recording {
     pub fn start_at(
         path: &Path,
         mut snapshots: watch::Receiver<Arc<Snapshot>>,
-    ) -> Result<Recording, crate::output::record::RecordError> {
+    ) -> Result<Recording, crate::recording::RecordError> {
         let first = snapshots.borrow_and_update().clone();
         let mut recorder = Recorder::create(path, &first.system, first.stats.interval_s, false)?;
         let status = RecordingStatus {
@@ -160,7 +160,7 @@ impl Recording {
                     failed.store(true, Ordering::Relaxed);
                 }
             })
-            .map_err(|source| crate::output::record::RecordError::Write {
+            .map_err(|source| crate::recording::RecordError::Write {
                 path: path.to_path_buf(),
                 source,
             })?;

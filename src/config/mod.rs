@@ -4,16 +4,18 @@
 //! or the path given by `--config` / `GPULSE_CONFIG`. A file that exists but is invalid is an error
 //! that names the key, the value and what is valid, before any screen opens.
 
-pub mod commands;
+pub mod template;
+pub mod values;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use values::{format_duration, parse_duration, parse_interval, parse_listen};
+
 use crate::backend::sim::{Scenario, SimConfig};
 use crate::backend::BackendKind;
-use crate::cli::{ColorChoice, GlobalArgs};
 use crate::detector::DetectorConfig;
 use crate::engine::EngineConfig;
 
@@ -58,14 +60,34 @@ pub enum Theme {
     Mono,
 }
 
+/// When to use colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
 /// The exporter's address when none is given: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9400";
 
-/// Parse a listen address such as `127.0.0.1:9400` or `[::1]:9400`.
-pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
-    s.trim().parse::<SocketAddr>().map_err(|_| {
-        format!("'{s}' is not an address to listen on; use IP:PORT, e.g. 127.0.0.1:9400 (0.0.0.0:9400 for every interface)")
-    })
+/// What the command line sets over the config file (every field optional: absent means "from the
+/// file, else the default").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub backend: Option<BackendKind>,
+    pub scenario: Option<Scenario>,
+    pub gpus: Option<u32>,
+    pub seed: Option<u64>,
+    pub interval: Option<f64>,
+    pub retention: Option<f64>,
+    pub window: Option<f64>,
+    /// `--config` / `GPULSE_CONFIG`.
+    pub config: Option<PathBuf>,
+    pub color: Option<ColorChoice>,
+    pub readonly: bool,
+    pub serve: Option<SocketAddr>,
 }
 
 /// A problem with the config file, naming the file, the key and what is valid.
@@ -119,7 +141,7 @@ fn default_listen() -> SocketAddr {
 }
 
 /// The config file a command uses: `--config` / `GPULSE_CONFIG`, else the default location.
-pub fn chosen_path(args: &GlobalArgs) -> Option<PathBuf> {
+pub fn chosen_path(args: &Overrides) -> Option<PathBuf> {
     args.config.clone().or_else(default_path)
 }
 
@@ -145,13 +167,13 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
         valid: valid.to_string(),
     };
     if let Some(v) = &file.interval {
-        crate::cli::parse_interval(v).map_err(|e| bad("interval", v, &e))?;
+        parse_interval(v).map_err(|e| bad("interval", v, &e))?;
     }
     if let Some(v) = &file.retention {
-        crate::cli::parse_duration(v).map_err(|e| bad("retention", v, &e))?;
+        parse_duration(v).map_err(|e| bad("retention", v, &e))?;
     }
     if let Some(v) = &file.window {
-        crate::cli::parse_duration(v).map_err(|e| bad("window", v, &e))?;
+        parse_duration(v).map_err(|e| bad("window", v, &e))?;
     }
     if let Some(gpus) = &file.gpus {
         let mut seen = std::collections::BTreeSet::new();
@@ -174,7 +196,7 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
         parse_listen(listen).map_err(|e| bad("exporter.listen", listen, &e))?;
     }
     if let (Some(w), Some(r)) = (&file.window, &file.retention) {
-        if let (Ok(w), Ok(r)) = (crate::cli::parse_duration(w), crate::cli::parse_duration(r)) {
+        if let (Ok(w), Ok(r)) = (parse_duration(w), parse_duration(r)) {
             if w > r {
                 return Err(bad(
                     "window",
@@ -199,8 +221,21 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
 }
 
 impl Settings {
+    /// Whether GPU `index` is among those shown (`gpus` in the config file).
+    pub fn shows(&self, index: u32) -> bool {
+        self.gpu_filter
+            .as_ref()
+            .is_none_or(|only| only.contains(&index))
+    }
+
+    /// The GPU filter, shareable with the exporter's threads.
+    pub fn show_filter(&self) -> std::sync::Arc<dyn Fn(u32) -> bool + Send + Sync> {
+        let filter = self.gpu_filter.clone();
+        std::sync::Arc::new(move |i| filter.as_ref().is_none_or(|f| f.contains(&i)))
+    }
+
     /// Resolve settings: command line over file over defaults.
-    pub fn resolve(args: &GlobalArgs, demo: bool) -> Result<Settings, ConfigError> {
+    pub fn resolve(args: &Overrides, demo: bool) -> Result<Settings, ConfigError> {
         let (file, config_path) = match &args.config {
             Some(p) => (load_file(p)?, Some(p.clone())),
             None => match default_path().filter(|p| p.exists()) {
@@ -213,16 +248,16 @@ impl Settings {
         };
         let interval = args
             .interval
-            .or_else(|| from_file(&file.interval, crate::cli::parse_interval))
+            .or_else(|| from_file(&file.interval, parse_interval))
             .unwrap_or(0.25);
         let retention = args
             .retention
-            .or_else(|| from_file(&file.retention, crate::cli::parse_duration))
+            .or_else(|| from_file(&file.retention, parse_duration))
             .unwrap_or(600.0)
             .max(interval * 4.0);
         let window = args
             .window
-            .or_else(|| from_file(&file.window, crate::cli::parse_duration))
+            .or_else(|| from_file(&file.window, parse_duration))
             .unwrap_or(60.0)
             .min(retention);
         let backend = if demo {
@@ -314,18 +349,10 @@ mod tests {
     #[test]
     fn command_line_over_file_over_default() {
         let (_d, p) = write("interval = \"1s\"\nretention = \"5m\"\n");
-        let mut args = GlobalArgs {
-            backend: None,
-            scenario: None,
-            gpus: None,
-            seed: None,
-            interval: None,
-            retention: None,
-            window: None,
+        let mut args = Overrides {
             config: Some(p),
             color: Some(ColorChoice::Never),
-            readonly: false,
-            serve: None,
+            ..Overrides::default()
         };
         let s = Settings::resolve(&args, false).expect("valid");
         assert_eq!(s.engine.interval_s, 1.0);

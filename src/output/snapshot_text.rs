@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
+use crate::clock::rfc3339;
 use crate::engine::{GpuSnapshot, Snapshot};
 use crate::model::{throttle, GpuStatus};
-use crate::output::json::{rfc3339, status_name};
+use crate::output::json::status_name;
 
 const GIB: f64 = (1u64 << 30) as f64;
 

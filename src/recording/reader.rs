@@ -1,28 +1,22 @@
-//! Recordings as a backend: [`RecordingReader`] reads a file written by
-//! [`crate::output::record::Recorder`] (plain or zstd, detected by its magic bytes) and hands out
-//! its samples in order; [`Player`] paces them by their recorded timestamps.
+//! Reads a recording line by line (plain or zstd, told apart by the file's magic bytes).
 //!
 //! A recording may be damaged: a file cut in the middle of a line (a crash, `kill -9`, a full
 //! disk) is read up to the cut; a line in the middle that is not valid JSON is skipped. Both are
 //! reported by [`SampleSource::warnings`], naming the line.
 
-pub mod player;
-
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-pub use player::{start, Clock, Player, ReplayControl, SystemClock};
-
+use super::{Header, Record, FORMAT, VERSION};
 use crate::backend::SampleSource;
-use crate::model::{Finding, Sample, SystemInfo};
-use crate::output::record::{Header, FORMAT, VERSION};
+use crate::model::{Sample, SystemInfo};
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// Why a recording cannot be opened at all.
 #[derive(Debug, thiserror::Error)]
-pub enum ReplayError {
+pub enum RecordingError {
     #[error("cannot open recording '{path}': {source}")]
     Open {
         path: PathBuf,
@@ -32,16 +26,6 @@ pub enum ReplayError {
     NotRecording { path: PathBuf, why: String },
     #[error("recording '{path}' has format version {found}; this gpulse reads version {VERSION}")]
     Version { path: PathBuf, found: u32 },
-}
-
-/// One tick of a recording.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-pub struct Record {
-    #[serde(flatten)]
-    pub sample: Sample,
-    /// Findings that were active at this tick when it was recorded.
-    #[serde(default)]
-    pub findings: Vec<Finding>,
 }
 
 /// Reads a recording line by line.
@@ -91,8 +75,8 @@ fn read_line(r: &mut dyn BufRead) -> Line {
 
 impl RecordingReader {
     /// Open a recording and read its header.
-    pub fn open(path: &Path) -> Result<RecordingReader, ReplayError> {
-        let open_err = |source| ReplayError::Open {
+    pub fn open(path: &Path) -> Result<RecordingReader, RecordingError> {
+        let open_err = |source| RecordingError::Open {
             path: path.to_path_buf(),
             source,
         };
@@ -112,8 +96,8 @@ impl RecordingReader {
     fn from_reader(
         path: &Path,
         mut lines: Box<dyn BufRead + Send>,
-    ) -> Result<RecordingReader, ReplayError> {
-        let not = |why: String| ReplayError::NotRecording {
+    ) -> Result<RecordingReader, RecordingError> {
+        let not = |why: String| RecordingError::NotRecording {
             path: path.to_path_buf(),
             why,
         };
@@ -131,7 +115,7 @@ impl RecordingReader {
             )));
         }
         if header.version != VERSION {
-            return Err(ReplayError::Version {
+            return Err(RecordingError::Version {
                 path: path.to_path_buf(),
                 found: header.version,
             });
@@ -251,84 +235,4 @@ impl SampleSource for RecordingReader {
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
     }
-}
-
-/// Times where recorded findings were first raised, for "jump to the next finding".
-pub fn finding_marks(records: &[Record]) -> Vec<crate::model::UnixTime> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut marks = Vec::new();
-    for r in records {
-        for f in &r.findings {
-            if seen.insert((f.gpu, f.kind, f.start.to_bits())) {
-                marks.push(f.detected_at);
-            }
-        }
-    }
-    marks
-}
-
-/// A recording loaded and playing: the snapshots, the controls, and what was wrong with the file.
-pub struct Replay {
-    pub live: crate::live::Live,
-    pub control: ReplayControl,
-    /// Problems met reading the file (cut-off end, skipped lines), each naming the line.
-    pub warnings: Vec<String>,
-    /// Recorded time span, Unix seconds.
-    pub start: crate::model::UnixTime,
-    pub end: crate::model::UnixTime,
-}
-
-/// Read a recording and start playing it through a fresh engine at ×1.
-pub fn open_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Result<Replay> {
-    let mut reader = RecordingReader::open(path)?;
-    let records = reader.read_all();
-    let warnings = reader.warnings();
-    let (Some(first), Some(last)) = (records.first(), records.last()) else {
-        anyhow::bail!(
-            "recording '{}' holds no samples; record some with `gpulse record FILE --count N`",
-            path.display()
-        );
-    };
-    let (start_t, end_t) = (first.sample.t, last.sample.t);
-    let marks = finding_marks(&records);
-    let mut engine = settings.engine.clone();
-    engine.interval_s = reader.header().interval_s;
-    let samples = records.into_iter().map(|r| r.sample).collect();
-    let (live, control) = start(reader.header().system.clone(), engine, samples, marks);
-    Ok(Replay {
-        live,
-        control,
-        warnings,
-        start: start_t,
-        end: end_t,
-    })
-}
-
-/// `gpulse replay FILE`: play a recording in the dashboard.
-pub fn run_replay(settings: &crate::config::Settings, path: &Path) -> anyhow::Result<()> {
-    let replay = open_replay(settings, path)?;
-    for w in &replay.warnings {
-        tracing::warn!("{w}");
-        eprintln!("gpulse: {w}");
-    }
-    let serving = match settings.serve {
-        Some(addr) => Some(crate::output::prometheus::serve_in_background(
-            addr,
-            replay.live.snapshots.clone(),
-            crate::output::show_filter(settings),
-        )?),
-        None => None,
-    };
-    let options = crate::tui::RunOptions {
-        replay: Some(crate::tui::ReplaySession {
-            control: replay.control,
-            file: path.to_path_buf(),
-            start: replay.start,
-            end: replay.end,
-            warnings: replay.warnings,
-        }),
-        serving: serving.as_ref().map(|s| s.addr),
-        record_dir: None,
-    };
-    crate::tui::run(replay.live, settings, options)
 }

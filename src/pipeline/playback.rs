@@ -3,18 +3,22 @@
 //!
 //! [`Player`] is a plain struct over an injected [`Clock`], so its pacing is tested without
 //! sleeping. [`start`] runs one on a thread, feeds the [`Engine`] and publishes snapshots on a
-//! watch channel exactly like the live pipeline, returning a [`Live`] any front end can read.
+//! watch channel exactly like the live pipeline, returning a [`Live`] any front end can read;
+//! [`open`] reads a recording file and starts it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::path::{Path, PathBuf};
+
 use tokio::sync::watch;
 
+use super::Live;
 use crate::engine::{Engine, EngineConfig};
-use crate::live::Live;
 use crate::model::{Sample, SystemInfo, UnixTime};
+use crate::recording::{finding_marks, RecordingError, RecordingReader};
 
 /// Monotonic seconds from an arbitrary origin.
 pub trait Clock {
@@ -281,6 +285,50 @@ pub fn start(
         tracing::error!("could not start the replay thread: {e}");
     }
     (live, ReplayControl { tx: ctl_tx })
+}
+
+/// Why a recording cannot be played.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaybackError {
+    #[error(transparent)]
+    Recording(#[from] RecordingError),
+    #[error("recording '{0}' holds no samples; record some with `gpulse record FILE --count N`")]
+    Empty(PathBuf),
+}
+
+/// A recording loaded and playing: the snapshots, the controls, and what was wrong with the file.
+pub struct Replay {
+    pub live: Live,
+    pub control: ReplayControl,
+    /// Problems met reading the file (cut-off end, skipped lines), each naming the line.
+    pub warnings: Vec<String>,
+    /// Recorded time span, Unix seconds.
+    pub start: UnixTime,
+    pub end: UnixTime,
+}
+
+/// Read a recording and start playing it through a fresh engine at ×1 (the engine samples at the
+/// recording's own interval).
+pub fn open(config: &EngineConfig, path: &Path) -> Result<Replay, PlaybackError> {
+    let mut reader = RecordingReader::open(path)?;
+    let records = reader.read_all();
+    let warnings = crate::backend::SampleSource::warnings(&reader);
+    let (Some(first), Some(last)) = (records.first(), records.last()) else {
+        return Err(PlaybackError::Empty(path.to_path_buf()));
+    };
+    let (start_t, end_t) = (first.sample.t, last.sample.t);
+    let marks = finding_marks(&records);
+    let mut engine = config.clone();
+    engine.interval_s = reader.header().interval_s;
+    let samples = records.into_iter().map(|r| r.sample).collect();
+    let (live, control) = start(reader.header().system.clone(), engine, samples, marks);
+    Ok(Replay {
+        live,
+        control,
+        warnings,
+        start: start_t,
+        end: end_t,
+    })
 }
 
 #[cfg(test)]

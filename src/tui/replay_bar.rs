@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::backend::replay::player::{ReplayCommand, ReplayControl};
 use crate::model::UnixTime;
+use crate::pipeline::playback::{ReplayCommand, ReplayControl};
 
 /// Speeds the `<` / `>` keys step through.
 pub const SPEEDS: [f64; 5] = [0.5, 1.0, 2.0, 10.0, 100.0];

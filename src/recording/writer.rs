@@ -1,53 +1,20 @@
-//! Recordings: NDJSON with a header line and one line per tick, optionally zstd-compressed.
-//!
-//! ```text
-//! {"format":"gpulse-recording","version":1,"created":"…","interval_s":0.25,"system":{…SystemInfo…}}
-//! {"t":1733140000.25,"gpus":[…],"host":{…},"sample_duration_s":0.003,"findings":[…]}
-//! …
-//! ```
-//! Lines are flushed at least once a second (and the compressor's block with them), so a crash or
-//! `kill -9` loses at most the last second. [`crate::backend::replay::RecordingReader`] reads them.
+//! Writes a recording: the header, then one line per tick, flushed at least every
+//! [`FLUSH_EVERY`].
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::config::Settings;
+use super::{Header, TickLine, FORMAT, VERSION};
+use crate::clock::rfc3339;
 use crate::model::{Finding, Sample, SystemInfo};
-use crate::output::json::rfc3339;
 
-/// The `format` of a recording's header line.
-pub const FORMAT: &str = "gpulse-recording";
-/// The recording format's version.
-pub const VERSION: u32 = 1;
 /// A write flushes when the last flush is this old, so with ticks up to 500 ms apart a line waits
 /// in a buffer for less than a second.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(500);
-
-/// The first line of a recording.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Header {
-    pub format: String,
-    pub version: u32,
-    /// When recording started (RFC 3339).
-    pub created: String,
-    /// The sampling interval, seconds.
-    pub interval_s: f64,
-    /// Host, backend and every device's static facts.
-    pub system: SystemInfo,
-}
-
-/// One tick's line: the sample as read, plus the findings active at that tick.
-#[derive(Debug, Serialize)]
-struct TickLine<'a> {
-    #[serde(flatten)]
-    sample: &'a Sample,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    findings: &'a [Finding],
-}
 
 /// Why a recording could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -210,59 +177,6 @@ impl Drop for Recorder {
             tracing::error!("{e}");
         }
     }
-}
-
-/// `gpulse record FILE`: record until `count` ticks, `duration_s` seconds, Ctrl-C or SIGTERM.
-pub fn run_record(
-    settings: &Settings,
-    live: &crate::live::Live,
-    path: &Path,
-    count: Option<u64>,
-    duration_s: Option<f64>,
-    compress: bool,
-) -> anyhow::Result<()> {
-    let mut rec = Recorder::create(path, &live.system, settings.engine.interval_s, compress)?;
-    let rt = crate::output::runtime()?;
-    let mut rx = live.snapshots.clone();
-    let started = Instant::now();
-    let deadline = duration_s.map(|d| started + Duration::from_secs_f64(d));
-    let mut written = 0u64;
-    let mut last_seq = rx.borrow().seq;
-    let result: anyhow::Result<()> = rt.block_on(async {
-        // Listen for the signals once, before the loop, so none is missed between ticks.
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-        loop {
-            let until_end = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if until_end.is_some_and(|d| d.is_zero()) || count.is_some_and(|c| written >= c) {
-                return Ok(());
-            }
-            let sleep = tokio::time::sleep(until_end.unwrap_or(Duration::from_secs(3600)));
-            tokio::select! {
-                changed = rx.changed() => {
-                    if changed.is_err() { return Ok(()); }
-                    let s = rx.borrow_and_update().clone();
-                    if s.seq > last_seq + 1 {
-                        tracing::warn!("recording skipped {} tick(s): the writer fell behind", s.seq - last_seq - 1);
-                    }
-                    last_seq = s.seq;
-                    if let Some(sample) = &s.sample {
-                        let findings: Vec<Finding> = s.active_findings().cloned().collect();
-                        rec.write_with_findings(sample, &findings)?;
-                        written += 1;
-                    }
-                }
-                _ = sleep => return Ok(()),
-                _ = int.recv() => return Ok(()),
-                _ = term.recv() => return Ok(()),
-            }
-        }
-    });
-    live.stop();
-    let path = rec.finish()?;
-    tracing::info!("recorded {written} tick(s) to '{}'", path.display());
-    eprintln!("gpulse: recorded {written} tick(s) to '{}'", path.display());
-    result
 }
 
 #[cfg(test)]

@@ -1,0 +1,41 @@
+//! `gpulse fleet --prometheus URL`: every GPU a Prometheus server knows, grouped by host, worst
+//! first; the screen, or one JSON document with `--json`.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::{or_exit, settings, CommandResult};
+use crate::cli::{FleetArgs, GlobalArgs};
+use crate::fleet::{self, FleetOptions, PromClient};
+
+pub fn run(global: &GlobalArgs, args: &FleetArgs) -> CommandResult {
+    let settings = or_exit!(settings(global, false));
+    let opts = FleetOptions {
+        window_s: args.span,
+        refresh_s: args.refresh,
+        timeout: Duration::from_secs_f64(args.timeout),
+        // Raw samples for the detector: its whole window and some.
+        raw_window_s: (settings.engine.detector.window_s + 30.0).max(120.0),
+        detector: settings.engine.detector.clone(),
+        ..FleetOptions::default()
+    };
+    let client = PromClient::new(&args.prometheus, opts.timeout)?;
+    if args.json {
+        let r = fleet::refresh_once(
+            &client,
+            &opts,
+            fleet::unix_now(),
+            &mut fleet::DetectorCache::default(),
+        )?;
+        for p in &r.problems {
+            eprintln!("gpulse: {p}");
+        }
+        println!(
+            "{}",
+            fleet::json::to_json(&r.fleet, &client.url(), &r.problems)?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::tui::fleet::run(client, opts, &settings)?;
+    Ok(ExitCode::SUCCESS)
+}
