@@ -1,15 +1,14 @@
 //! A recording played back through the engine gives the recorded readings to every front end.
 
+mod support;
+
 use std::time::{Duration, Instant};
+use support::api::{
+    start_replay, Backend, DeviceSampler, EngineConfig, Live, Recorder, RecordingReader,
+    ReplayCommand, Sample, SimBackend, SimConfig,
+};
 
-use gpulse::backend::replay::{self, RecordingReader};
-use gpulse::backend::sim::{SimBackend, SimConfig};
-use gpulse::backend::{Backend, DeviceSampler};
-use gpulse::engine::EngineConfig;
-use gpulse::model::Sample;
-use gpulse::output::record::Recorder;
-
-fn wait_for_seq(live: &gpulse::live::Live, pred: impl Fn(u64) -> bool) -> u64 {
+fn wait_for_seq(live: &Live, pred: impl Fn(u64) -> bool) -> u64 {
     let start = Instant::now();
     loop {
         let seq = live.snapshots.borrow().seq;
@@ -53,7 +52,7 @@ fn replay_feeds_the_engine_the_recorded_readings_with_speed_and_seek() {
     let records = reader.read_all();
     assert_eq!(records.len(), 80);
     let samples: Vec<Sample> = records.into_iter().map(|r| r.sample).collect();
-    let (live, control) = replay::start(
+    let (live, control) = start_replay(
         reader.header().system.clone(),
         EngineConfig::default(),
         samples,
@@ -61,7 +60,7 @@ fn replay_feeds_the_engine_the_recorded_readings_with_speed_and_seek() {
     );
     assert_eq!(live.system.backend, "replay");
     // 20 s of recording at ×100 plays in a fraction of a second.
-    assert!(control.send(replay::player::ReplayCommand::SetSpeed(100.0)));
+    assert!(control.send(ReplayCommand::SetSpeed(100.0)));
     wait_for_seq(&live, |s| s == 80);
     let snap = live.snapshots.borrow().clone();
     let last = written.last().expect("samples");
@@ -72,8 +71,8 @@ fn replay_feeds_the_engine_the_recorded_readings_with_speed_and_seek() {
         assert_eq!(g.history.ticks.len(), 80);
     }
     // Seeking back rebuilds history from the start up to the new position.
-    assert!(control.send(replay::player::ReplayCommand::TogglePause));
-    assert!(control.send(replay::player::ReplayCommand::Seek(-10.0)));
+    assert!(control.send(ReplayCommand::TogglePause));
+    assert!(control.send(ReplayCommand::Seek(-10.0)));
     let seq = wait_for_seq(&live, |s| s < 80);
     assert_eq!(seq, 40, "10 s back of 20 s at 4 ticks a second");
     let snap = live.snapshots.borrow().clone();

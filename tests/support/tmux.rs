@@ -1,17 +1,16 @@
 //! A tmux server per test for the end-to-end tests: the real binary in a real terminal, driven
 //! with send-keys and read back with capture-pane. Needs tmux (`.ci/run` installs it).
-#![allow(dead_code)]
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_gpulse");
+use super::cli::BIN;
 
 /// A tmux server on its own socket, killed when dropped (also when a test fails).
 pub struct Tmux {
     socket: String,
-    /// The session's HOME-like directory: config home and working directory of gpulse.
+    /// The pane's HOME-like directory: config home and working directory of gpulse.
     pub _home: tempfile::TempDir,
 }
 

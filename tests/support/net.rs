@@ -1,22 +1,11 @@
-//! Helpers shared by the output tests: the real binary, child-process guards, a tiny HTTP client,
-//! free loopback ports, and JSON Schema validation through Python's `jsonschema`.
-#![allow(dead_code)]
+//! Processes and HTTP on loopback: child-process guards, free ports, tools found on PATH, a tiny
+//! HTTP client, and a simulated exporter to scrape.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-pub fn gpulse() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gpulse"));
-    // Never pick up the developer's own config file.
-    c.env_remove("GPULSE_CONFIG")
-        .env("XDG_CONFIG_HOME", "/nonexistent/gpulse-test-config-home")
-        .env_remove("GPULSE_BACKEND")
-        .env("RUST_LOG", "warn");
-    c
-}
 
 /// Kills the child when dropped, so a failing test leaves no process behind.
 pub struct ChildGuard(pub Child);
@@ -28,10 +17,21 @@ impl Drop for ChildGuard {
     }
 }
 
+/// Start `cmd` with its stderr kept for the test to read.
 pub fn spawn(mut cmd: Command) -> ChildGuard {
     ChildGuard(
         cmd.stdout(Stdio::null())
             .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the process"),
+    )
+}
+
+/// Start `cmd` with its output thrown away (a server that logs a lot must not fill a pipe).
+pub fn spawn_quiet(mut cmd: Command) -> ChildGuard {
+    ChildGuard(
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
             .spawn()
             .expect("start the process"),
     )
@@ -135,7 +135,7 @@ pub fn wait_until<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Optio
 pub fn start_exporter(extra: &[&str]) -> (ChildGuard, SocketAddr) {
     let port = free_port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("address");
-    let mut cmd = gpulse();
+    let mut cmd = super::cli::gpulse();
     cmd.args(["--backend", "sim"])
         .args(extra)
         .args(["serve", "--listen", &addr.to_string()]);
@@ -155,67 +155,4 @@ pub fn metric_value(exposition: &str, prefix: &str) -> Option<f64> {
         .find(|l| l.starts_with(prefix))
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
-}
-
-/// Validate every JSON document in `docs` (one per line) against a schema file under `assets/`,
-/// with Python's `jsonschema` (Draft 2020-12). Returns `false` when the validator is missing
-/// outside CI.
-pub fn validate(schema: &str, docs: &[String]) -> bool {
-    let Some(python) = tool("python3") else {
-        return false;
-    };
-    let has = Command::new(&python)
-        .args(["-c", "import jsonschema"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3-jsonschema is required in CI; .ci/run installs it"
-        );
-        eprintln!("note: python3 jsonschema is missing; schema validation skipped");
-        return false;
-    }
-    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets")
-        .join(schema);
-    let script = r#"
-import json, sys, jsonschema
-schema = json.load(open(sys.argv[1]))
-jsonschema.Draft202012Validator.check_schema(schema)
-v = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
-n = 0
-for i, line in enumerate(sys.stdin):
-    if not line.strip():
-        continue
-    errors = sorted(v.iter_errors(json.loads(line)), key=lambda e: list(e.path))
-    for e in errors:
-        print(f"document {i + 1}: {list(e.path)}: {e.message}")
-    if errors:
-        sys.exit(1)
-    n += 1
-print(n)
-"#;
-    let mut child = Command::new(python)
-        .args(["-c", script])
-        .arg(&schema_path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run python3");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        for d in docs {
-            let compact: serde_json::Value = serde_json::from_str(d).expect("valid JSON");
-            writeln!(stdin, "{compact}").expect("write to the validator");
-        }
-    }
-    let out = child.wait_with_output().expect("validator output");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "schema {schema} rejects the output:\n{text}"
-    );
-    assert_eq!(text.trim(), docs.len().to_string(), "documents validated");
-    true
 }
