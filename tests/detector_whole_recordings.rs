@@ -110,7 +110,7 @@ fn a_recording_that_starts_with_a_blip_on_an_idle_gpu_reads_idle() {
     assert!(first.iter().all(|v| *v == FindingKind::Idle), "{first:?}");
 }
 
-/// The findings of `r`'s GPU that started from 10 s before the job's start to its end.
+/// The findings of `found` that started from 10 s before the job's start to its end.
 fn started_during<'a>(found: &'a [Finding], l: &Label) -> Vec<&'a Finding> {
     let end = l.end();
     found

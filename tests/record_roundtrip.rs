@@ -92,7 +92,7 @@ fn a_file_cut_mid_line_is_read_up_to_the_cut_and_says_so() {
     let (system, samples) = sim_samples(10);
     write_recording(&path, &system, &samples, false);
     let bytes = std::fs::read(&path).expect("read");
-    // Lines: header, then samples. Cut in the middle of line 6 (the fifth sample).
+    // Lines: header, then samples. Cut in the middle of line 6 (the 5th sample).
     let starts: Vec<usize> = std::iter::once(0)
         .chain(
             bytes
