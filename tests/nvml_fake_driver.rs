@@ -91,6 +91,7 @@ fn sampling_through_the_fake_driver() {
     assert_eq!(m.fan_pct, None);
     assert_eq!(m.throttle, None);
     assert_eq!(m.pcie_rx_bytes_per_s, None);
+    assert_eq!(m.energy_j, Some(2622.023), "the energy counter, mJ to J");
     // The first read keeps the last 5 s of the 20 s buffer.
     assert!(
         (20..=26).contains(&first.util_windows.len()),

@@ -61,6 +61,12 @@ fn sysfs_tree_yields_only_amd_cards_with_their_bus_ids() {
     assert_eq!(r.mclk_mhz, Some(1200));
     assert_eq!((r.pcie_gen, r.pcie_width), (Some(3), Some(8)));
     assert_eq!(r.vram_used_bytes, Some(1_073_741_824));
+    assert_eq!(r.energy_j, None, "no hwmon energy counter on this card");
+    assert_eq!(
+        cards[0].read().expect("read").energy_j,
+        Some(1_234_567.89),
+        "energy1_input is in microjoules"
+    );
     let st = cards[1].read_static();
     assert_eq!(st.sclk_max_mhz, Some(1502));
     assert_eq!(st.pcie_gen_max, Some(4));
