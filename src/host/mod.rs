@@ -26,6 +26,7 @@ pub mod process_signals;
 pub mod procfs;
 pub mod resolve;
 pub mod rows;
+pub mod users;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -84,14 +85,13 @@ struct Identity {
 #[derive(Debug)]
 pub struct HostProbe {
     root: Option<PathBuf>,
-    passwd: PathBuf,
     /// Whether GPU processes are looked up here (not for simulated or replayed PIDs).
     enrich_processes: bool,
     last_cpu: Option<CpuTimes>,
     last_cores: Vec<CpuTimes>,
     /// The last host figures read and when: carried by the ticks within [`HOST_PERIOD_S`].
     host_read: Option<(f64, HostReading, HostDetail)>,
-    users: HashMap<u32, String>,
+    users: users::UserNames,
     /// (pid, starttime) -> who it is: read once per process lifetime.
     identities: HashMap<(u32, u64), Identity>,
     table: ProcTable,
@@ -132,12 +132,11 @@ impl HostProbe {
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         HostProbe {
             root: Some(root.into()),
-            passwd: PathBuf::from("/etc/passwd"),
             enrich_processes: true,
             last_cpu: None,
             last_cores: Vec::new(),
             host_read: None,
-            users: HashMap::new(),
+            users: users::UserNames::name_service(),
             identities: HashMap::new(),
             table: ProcTable::default(),
             rates: CpuRates::new(if hz > 0 { hz as f64 } else { 100.0 }),
@@ -159,9 +158,9 @@ impl HostProbe {
         p
     }
 
-    /// Map uids to names with this `passwd` file instead of `/etc/passwd`.
+    /// Map uids to names with this `passwd` file instead of the system's name service.
     pub fn with_passwd(mut self, path: impl Into<PathBuf>) -> Self {
-        self.passwd = path.into();
+        self.users = users::UserNames::passwd_file(path);
         self
     }
 
@@ -432,15 +431,7 @@ impl HostProbe {
     }
 
     fn user_name(&mut self, uid: u32) -> String {
-        if let Some(n) = self.users.get(&uid) {
-            return n.clone();
-        }
-        let name = std::fs::read_to_string(&self.passwd)
-            .ok()
-            .and_then(|pw| procfs::user_from_passwd(&pw, uid))
-            .unwrap_or_else(|| uid.to_string());
-        self.users.insert(uid, name.clone());
-        name
+        self.users.name(uid)
     }
 }
 
