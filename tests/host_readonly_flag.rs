@@ -1,9 +1,11 @@
 //! `--readonly` reaches the settings a front end builds its `Signaller` from, and turns signals off.
 
+use std::path::Path;
+
 use clap::Parser;
 use gpulse::cli::Cli;
 use gpulse::config::Settings;
-use gpulse::host::{SignalError, Signaller};
+use gpulse::host::{ProcessIdentity, SignalError, Signaller};
 
 fn settings(args: &[&str]) -> Settings {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -21,7 +23,8 @@ fn readonly_turns_signals_off() {
     assert!(ro.readonly);
     let s = Signaller::new("nvml", ro.readonly);
     assert!(!s.enabled());
-    assert_eq!(s.can_signal(std::process::id()), Err(SignalError::ReadOnly));
+    let me = ProcessIdentity::current(Path::new("/proc"), std::process::id()).expect("own stat");
+    assert_eq!(s.can_signal(me), Err(SignalError::ReadOnly));
     // Global: also accepted after the subcommand.
     assert!(settings(&["demo", "--readonly"]).readonly);
     assert!(!settings(&["demo"]).readonly);

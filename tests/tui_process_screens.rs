@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use gpulse::backend::sim::Scenario;
-use gpulse::host::{Signal, SignalError, Signaller, SortKey};
+use gpulse::host::{ProcessIdentity, Signal, SignalError, Signaller, SortKey};
 use gpulse::model::{HostDetail, HostReading};
 use gpulse::tui::app::Focus;
 use gpulse::tui::dialog::SignalSender;
@@ -133,11 +133,11 @@ fn sorted_by_cpu_ascending_and_filtered() {
 #[derive(Debug, Default)]
 struct Allow(Mutex<Vec<(u32, Signal)>>);
 impl SignalSender for Allow {
-    fn can_signal(&self, _pid: u32) -> Result<(), SignalError> {
+    fn can_signal(&self, _target: ProcessIdentity) -> Result<(), SignalError> {
         Ok(())
     }
-    fn send(&self, pid: u32, signal: Signal) -> Result<(), SignalError> {
-        self.0.lock().expect("lock").push((pid, signal));
+    fn send(&self, target: ProcessIdentity, signal: Signal) -> Result<(), SignalError> {
+        self.0.lock().expect("lock").push((target.pid, signal));
         Ok(())
     }
 }

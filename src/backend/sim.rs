@@ -357,6 +357,7 @@ impl SimDevice {
                 }),
                 rss_bytes: Some(rss),
                 command: Some(command.to_string()),
+                start_ticks: None,
             })
             .collect()
     }
@@ -462,6 +463,7 @@ impl SimDevice {
                 resolved: true,
                 local_pid: None,
                 namespace_pid: None,
+                start_ticks: None,
             }]
         };
 

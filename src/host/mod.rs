@@ -13,8 +13,9 @@
 //! - [`process_rows`] with a [`ProcessView`] (sort [`SortKey`], filter text, tree mode) turns the
 //!   snapshot's `GpuProcess`es into [`ProcessRow`]s; [`state_name`] and [`format_running`] give words.
 //! - [`Signaller`] (built from `SystemInfo::backend` and `Settings::readonly`) answers
-//!   `can_signal(pid)` for a confirmation dialog and sends [`Signal::Term`] / [`Signal::Kill`];
-//!   [`signal_target`] gives the PID to signal for a GPU process (its PID here inside a container).
+//!   `can_signal` for a confirmation dialog and sends [`Signal::Term`] / [`Signal::Kill`] to a
+//!   [`ProcessIdentity`] (PID and start time, so a reused PID is never signalled);
+//!   [`signal_target`] gives it for a GPU process (its PID here inside a container).
 //! - The host panel reads `Snapshot::host` ([`HostReading`]) and `Sample::host_detail`
 //!   ([`HostDetail`]: per-core CPU, load 5/15, swap).
 //! - [`annotate_finding`] adds DataLoader evidence to input-starvation and erratic-stalls findings
@@ -22,6 +23,7 @@
 
 pub mod evidence;
 pub mod proc_table;
+pub mod process_identity;
 pub mod process_signals;
 pub mod procfs;
 pub mod resolve;
@@ -37,6 +39,7 @@ use proc_table::{CpuRates, ProcTable};
 use resolve::Resolution;
 
 pub use evidence::{annotate_finding, loader_evidence, LoaderEvidence, LoaderVerdict};
+pub use process_identity::ProcessIdentity;
 pub use process_signals::{can_signal, send, signal_target, Signal, SignalError, Signaller};
 pub use rows::{format_running, process_rows, state_name, ProcessRow, ProcessView, SortKey};
 
@@ -325,6 +328,7 @@ impl HostProbe {
             return;
         };
         p.resolved = true;
+        p.start_ticks = Some(entry.stat.starttime);
         let local = entry.stat.pid;
         if local != p.pid {
             p.local_pid = Some(local);
@@ -359,6 +363,7 @@ impl HostProbe {
                     state: Some(k.stat.state),
                     rss_bytes: Some(k.stat.rss_pages * self.page_size),
                     command: cmd.or_else(|| Some(format!("[{}]", k.stat.comm))),
+                    start_ticks: Some(k.stat.starttime),
                 }
             })
             .collect();
