@@ -21,4 +21,5 @@ pub mod output;
 pub mod pipeline;
 pub mod recording;
 pub mod sampler;
+pub mod tls_pem;
 pub mod tui;

@@ -2,6 +2,9 @@
 //! free loopback ports, and JSON Schema validation through Python's `jsonschema`.
 #![allow(dead_code)]
 
+pub mod pki;
+pub mod prometheus;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
