@@ -125,6 +125,11 @@ impl HttpClient {
             .max_redirects(if options.follow_redirects { 10 } else { 0 })
             .redirect_auth_headers(ureq::config::RedirectAuthHeaders::SameHost)
             .max_response_header_size(MAX_HEAD)
+            // A connection per request: a pooled one the server closed meanwhile (an idle
+            // timeout, a proxy) would fail the next query, and a refresh is 13 requests every
+            // few seconds, where a fresh connection costs a millisecond or two.
+            .max_idle_connections(0)
+            .max_idle_connections_per_host(0)
             .user_agent(concat!("gpulse/", env!("CARGO_PKG_VERSION")))
             .accept("application/json")
             .accept_encoding("identity")

@@ -474,6 +474,24 @@ mod tests {
     }
 
     #[test]
+    fn only_the_thread_that_entered_the_screen_may_restore_it() {
+        set_owner(Some(std::thread::current().id()));
+        assert!(!held_by_another_thread());
+        let from_a_worker = std::thread::spawn(held_by_another_thread)
+            .join()
+            .expect("worker");
+        assert!(from_a_worker, "a worker's panic leaves the screen alone");
+        set_owner(None);
+        let after_restore = std::thread::spawn(held_by_another_thread)
+            .join()
+            .expect("worker");
+        assert!(
+            !after_restore,
+            "with no screen up, any thread's panic prints as usual"
+        );
+    }
+
+    #[test]
     fn decimals_and_cursor_moves() {
         let mut out = Vec::new();
         move_to(&mut out, 0, 0);
