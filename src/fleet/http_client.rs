@@ -211,7 +211,17 @@ impl HttpClient {
                 host: self.endpoint.host.clone(),
                 reason: "no such host".into(),
             },
-            ureq::Error::Io(io) => io_error(addr, io, timeout),
+            ureq::Error::Io(io) => {
+                match io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+                    // rustls reports a failed handshake through the socket's I/O error.
+                    Some(tls) => HttpError::Tls {
+                        addr,
+                        reason: tls.to_string(),
+                        hint: tls_hint(tls),
+                    },
+                    None => io_error(addr, io, timeout),
+                }
+            }
             ureq::Error::ConnectionFailed => HttpError::Connect {
                 addr,
                 reason: "connection failed".into(),
