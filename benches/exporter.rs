@@ -138,7 +138,7 @@ fn compare_servers(snapshots: tokio::sync::watch::Receiver<Arc<gpulse::engine::S
         let bound = rt
             .block_on(async move {
                 if server == "hyper" {
-                    hyper_exporter::serve(addr, rx).await
+                    hyper_exporter::serve(addr, rx, Default::default()).await
                 } else {
                     gpulse::output::exporter::spawn_server(addr, rx)
                         .await

@@ -1,6 +1,7 @@
 //! The exporter's `/metrics` on hyper 1.x (HTTP/1.1, keep-alive, a 5 s header-read timeout),
-//! serving the same exposition as gpulse's own server (rendered once per snapshot): the other
-//! side of the hand-written-versus-hyper measurement.
+//! serving the same exposition as gpulse's own server (rendered once per snapshot), with the same
+//! TLS (tokio-rustls) and basic auth: the other side of the hand-written-versus-hyper
+//! measurement, so that the two differ only in their HTTP code.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
@@ -20,6 +21,7 @@ use tokio::sync::watch;
 
 use gpulse::engine::Snapshot;
 use gpulse::output::prometheus;
+use gpulse::output::web_config::WebSecurity;
 
 type Cache = Arc<Mutex<Option<(u64, Bytes)>>>;
 
@@ -57,10 +59,42 @@ fn answer(
     response
 }
 
+/// Serve one connection's requests until it closes.
+async fn connection<S>(
+    stream: S,
+    security: WebSecurity,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    cache: Cache,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req: Request<Incoming>| {
+        let (users, snapshots, cache) = (security.users.clone(), snapshots.clone(), cache.clone());
+        async move {
+            let header = req
+                .headers()
+                .get(AUTHORIZATION)
+                .and_then(|v| v.to_str().ok());
+            let allowed = match &users {
+                Some(users) => users.allows(header).await,
+                None => true,
+            };
+            Ok::<_, Infallible>(answer(req.uri().path(), allowed, &snapshots, &cache))
+        }
+    });
+    let _ = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(5))
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
 /// Bind `addr` and serve on the current runtime; the bound address.
 pub async fn serve(
     addr: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
+    security: WebSecurity,
 ) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
@@ -72,18 +106,19 @@ pub async fn serve(
                 continue;
             };
             let _ = stream.set_nodelay(true);
-            let (snapshots, cache) = (snapshots.clone(), cache.clone());
+            let (snapshots, cache, security) = (snapshots.clone(), cache.clone(), security.clone());
             tokio::spawn(async move {
-                let service = service_fn(move |req: Request<Incoming>| {
-                    let response = answer(req.uri().path(), &snapshots, &cache);
-                    async move { Ok::<_, Infallible>(response) }
-                });
-                let _ = http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(Duration::from_secs(5))
-                    .keep_alive(true)
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                match security.tls.clone() {
+                    Some(config) => {
+                        let accept = tokio_rustls::TlsAcceptor::from(config).accept(stream);
+                        if let Ok(Ok(tls)) =
+                            tokio::time::timeout(Duration::from_secs(5), accept).await
+                        {
+                            connection(tls, security, snapshots, cache).await;
+                        }
+                    }
+                    None => connection(stream, security, snapshots, cache).await,
+                }
             });
         }
     });

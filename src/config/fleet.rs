@@ -113,53 +113,10 @@ impl FleetFile {
             ));
         }
         if let Some(b) = &self.basic_auth {
-            if b.password.is_some() {
-                return Err(problem("fleet.basic_auth.password", "<redacted>", "secrets are not read from the config file; put the password alone in a file and name it with basic_auth.password_file"));
-            }
-            if b.username
-                .as_deref()
-                .is_none_or(|u| u.is_empty() || u.contains(':'))
-            {
-                return Err(problem(
-                    "fleet.basic_auth.username",
-                    b.username.as_deref().unwrap_or(""),
-                    "name the user (without ':')",
-                ));
-            }
-            if b.password_file.is_none() {
-                return Err(problem(
-                    "fleet.basic_auth.password_file",
-                    "",
-                    "name the file that holds the password",
-                ));
-            }
+            b.validate()?;
         }
         if let Some(a) = &self.authorization {
-            if a.credentials.is_some() {
-                return Err(problem("fleet.authorization.credentials", "<redacted>", "secrets are not read from the config file; put the token alone in a file and name it with authorization.credentials_file"));
-            }
-            let kind = a.kind.as_deref().unwrap_or("Bearer");
-            if kind.is_empty() || !kind.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-                return Err(problem(
-                    "fleet.authorization.type",
-                    kind,
-                    "a scheme name such as Bearer",
-                ));
-            }
-            if kind.eq_ignore_ascii_case("basic") {
-                return Err(problem(
-                    "fleet.authorization.type",
-                    kind,
-                    "for Basic use basic_auth = { username, password_file }",
-                ));
-            }
-            if a.credentials_file.is_none() {
-                return Err(problem(
-                    "fleet.authorization.credentials_file",
-                    "",
-                    "name the file that holds the token",
-                ));
-            }
+            a.validate()?;
         }
         if let Some(t) = &self.tls_config {
             if t.cert_file.is_some() != t.key_file.is_some() {
@@ -217,6 +174,69 @@ impl FleetFile {
             proxy_from_environment: self.proxy_from_environment.unwrap_or(false),
             follow_redirects: self.follow_redirects.unwrap_or(true),
         }
+    }
+}
+
+impl BasicAuthFile {
+    fn validate(&self) -> Result<(), KeyProblem> {
+        if self.password.is_some() {
+            return Err(problem(
+                "fleet.basic_auth.password",
+                "<redacted>",
+                "secrets are not read from the config file; put the password alone in a file and name it with basic_auth.password_file",
+            ));
+        }
+        let username = self.username.as_deref().unwrap_or("");
+        if username.is_empty() || username.contains(':') {
+            return Err(problem(
+                "fleet.basic_auth.username",
+                username,
+                "name the user (without ':')",
+            ));
+        }
+        if self.password_file.is_none() {
+            return Err(problem(
+                "fleet.basic_auth.password_file",
+                "",
+                "name the file that holds the password",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl AuthorizationFile {
+    fn validate(&self) -> Result<(), KeyProblem> {
+        if self.credentials.is_some() {
+            return Err(problem(
+                "fleet.authorization.credentials",
+                "<redacted>",
+                "secrets are not read from the config file; put the token alone in a file and name it with authorization.credentials_file",
+            ));
+        }
+        let kind = self.kind.as_deref().unwrap_or("Bearer");
+        if kind.is_empty() || !kind.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return Err(problem(
+                "fleet.authorization.type",
+                kind,
+                "a scheme name such as Bearer",
+            ));
+        }
+        if kind.eq_ignore_ascii_case("basic") {
+            return Err(problem(
+                "fleet.authorization.type",
+                kind,
+                "for Basic use basic_auth = { username, password_file }",
+            ));
+        }
+        if self.credentials_file.is_none() {
+            return Err(problem(
+                "fleet.authorization.credentials_file",
+                "",
+                "name the file that holds the token",
+            ));
+        }
+        Ok(())
     }
 }
 
