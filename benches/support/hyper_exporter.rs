@@ -40,10 +40,15 @@ fn exposition(snapshots: &watch::Receiver<Arc<Snapshot>>, cache: &Cache) -> Byte
 
 fn answer(
     path: &str,
+    allowed: bool,
     snapshots: &watch::Receiver<Arc<Snapshot>>,
     cache: &Cache,
 ) -> Response<Full<Bytes>> {
     let (status, body) = match path {
+        _ if !allowed => (
+            StatusCode::UNAUTHORIZED,
+            Bytes::from_static(b"unauthorized\n"),
+        ),
         "/metrics" => (StatusCode::OK, exposition(snapshots, cache)),
         _ => (
             StatusCode::NOT_FOUND,

@@ -6,6 +6,7 @@
 //! slowly its bytes trickle in; between requests a connection may stay silent for
 //! `idle_timeout`; a response must be written within `write_timeout`.
 
+use std::io::IoSlice;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -233,17 +234,35 @@ async fn respond<S: AsyncWrite + Unpin>(
         r.extra_headers,
         if keep_alive { "keep-alive" } else { "close" }
     );
+    let body = if head_only { &[][..] } else { r.body };
     let write = async {
-        stream.write_all(head.as_bytes()).await?;
-        if !head_only {
-            stream.write_all(r.body).await?;
-        }
+        write_all_parts(stream, head.as_bytes(), body).await?;
         stream.flush().await
     };
     matches!(
         tokio::time::timeout(limits.write_timeout, write).await,
         Ok(Ok(()))
     )
+}
+
+/// Write `head` then `body` with as few system calls as the stream allows (one `writev` for a
+/// whole response on TCP), instead of one write each.
+async fn write_all_parts<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    mut head: &[u8],
+    mut body: &[u8],
+) -> std::io::Result<()> {
+    while !head.is_empty() || !body.is_empty() {
+        let parts = [IoSlice::new(head), IoSlice::new(body)];
+        let n = stream.write_vectored(&parts).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let from_head = n.min(head.len());
+        head = &head[from_head..];
+        body = &body[n - from_head..];
+    }
+    Ok(())
 }
 
 /// Answer an error and close gently.

@@ -8,6 +8,7 @@
 //! it out; they only push each other out.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -24,9 +25,25 @@ pub enum Phase {
     Answering,
 }
 
+impl Phase {
+    fn from_u8(v: u8) -> Phase {
+        match v {
+            0 => Phase::Idle,
+            1 => Phase::Head,
+            _ => Phase::Answering,
+        }
+    }
+}
+
+/// A connection's phase and when it began (nanoseconds since the table's epoch), changed by the
+/// connection without taking the table's lock.
+struct State {
+    phase: AtomicU8,
+    since_ns: AtomicU64,
+}
+
 struct Entry {
-    phase: Phase,
-    since: Instant,
+    state: Arc<State>,
     close: Arc<Notify>,
 }
 
@@ -39,6 +56,7 @@ struct Inner {
 /// The table of live connections.
 pub struct Slots {
     max: usize,
+    epoch: Instant,
     inner: Mutex<Inner>,
 }
 
@@ -46,6 +64,7 @@ pub struct Slots {
 pub struct Slot {
     slots: Arc<Slots>,
     id: u64,
+    state: Arc<State>,
     /// Notified when the connection must close to make room.
     pub close: Arc<Notify>,
 }
@@ -54,6 +73,7 @@ impl Slots {
     pub fn new(max: usize) -> Arc<Slots> {
         Arc::new(Slots {
             max: max.max(1),
+            epoch: Instant::now(),
             inner: Mutex::new(Inner::default()),
         })
     }
@@ -66,7 +86,10 @@ impl Slots {
             let victim = inner
                 .live
                 .iter()
-                .min_by_key(|(_, e)| (e.phase, e.since))
+                .min_by_key(|(_, e)| {
+                    let phase = Phase::from_u8(e.state.phase.load(Ordering::Relaxed));
+                    (phase, e.state.since_ns.load(Ordering::Relaxed))
+                })
                 .map(|(id, _)| *id);
             let Some(victim) = victim else { break };
             if let Some(e) = inner.live.remove(&victim) {
@@ -75,19 +98,27 @@ impl Slots {
         }
         let id = inner.next_id;
         inner.next_id += 1;
+        let state = Arc::new(State {
+            phase: AtomicU8::new(Phase::Head as u8),
+            since_ns: AtomicU64::new(self.now_ns()),
+        });
         inner.live.insert(
             id,
             Entry {
-                phase: Phase::Head,
-                since: Instant::now(),
+                state: state.clone(),
                 close: close.clone(),
             },
         );
         Slot {
             slots: self.clone(),
             id,
+            state,
             close,
         }
+    }
+
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// Connections open now.
@@ -99,11 +130,10 @@ impl Slots {
 impl Slot {
     /// The connection enters `phase` now.
     pub fn enter(&self, phase: Phase) {
-        let mut inner = self.slots.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = inner.live.get_mut(&self.id) {
-            e.phase = phase;
-            e.since = Instant::now();
-        }
+        self.state.phase.store(phase as u8, Ordering::Relaxed);
+        self.state
+            .since_ns
+            .store(self.slots.now_ns(), Ordering::Relaxed);
     }
 }
 
