@@ -271,7 +271,7 @@ mod tests {
     #[test]
     fn inline_secrets_are_refused_and_never_printed() {
         let f = parse("basic_auth = { username = \"u\", password = \"hunter2\" }\n");
-        let p = f.validate().err().expect("refused");
+        let p = f.validate().expect_err("refused");
         assert_eq!(p.key, "fleet.basic_auth.password");
         assert!(p.valid.contains("password_file"));
         assert!(!format!("{f:?}").contains("hunter2"));
