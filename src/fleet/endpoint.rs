@@ -1,7 +1,7 @@
 //! Where Prometheus listens: `http(s)://host[:port][/prefix]`, parsed strictly so that a typo is
 //! an error naming the URL, and credentials never ride in it.
 
-use super::http_client::HttpError;
+use super::http_error::HttpError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {

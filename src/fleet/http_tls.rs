@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig, TlsProvider};
 
-use super::http_client::HttpError;
+use super::http_error::HttpError;
 use super::http_options::ClientOptions;
 use crate::tls_pem;
 

@@ -16,6 +16,7 @@ pub mod build;
 pub mod dcgm;
 pub mod endpoint;
 pub mod http_client;
+pub mod http_error;
 pub mod http_options;
 mod http_tls;
 pub mod json;
