@@ -1,7 +1,13 @@
 //! Exporter latency: scrapes of `/metrics` from concurrent clients while the engine publishes a
 //! new snapshot every 250 ms (so the exposition is re-rendered as in production).
 //!
-//! Run with `cargo bench --bench exporter`. Prints render time and scrape latency percentiles.
+//! Run with `cargo bench --bench exporter`. Prints render time and scrape latency percentiles,
+//! then the same scrapes against gpulse's own server and against hyper 1.x serving the same
+//! exposition, each on a runtime of its own whose threads' CPU time is read from
+//! `/proc/self/task/TID/schedstat`: latency and server CPU per scrape, side by side.
+
+#[path = "support/hyper_exporter.rs"]
+mod hyper_exporter;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -48,7 +54,10 @@ fn scrape(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<()> {
             let head = String::from_utf8_lossy(&buf[..head_end]);
             let len: usize = head
                 .lines()
-                .find_map(|l| l.strip_prefix("Content-Length: "))
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length").then_some(value)
+                })
                 .and_then(|v| v.trim().parse().ok())
                 .ok_or_else(|| std::io::Error::other("no length"))?;
             if buf.len() >= head_end + 4 + len {
@@ -88,6 +97,72 @@ fn clients(addr: SocketAddr, threads: usize, run: Duration, keep_alive: bool) ->
         .collect()
 }
 
+/// A two-worker runtime (as `gpulse serve` has) that records its threads' ids.
+fn measured_runtime() -> (tokio::runtime::Runtime, Arc<std::sync::Mutex<Vec<i32>>>) {
+    let tids = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = tids.clone();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .on_thread_start(move || {
+            // `/proc/thread-self` links to `PID/task/TID` of the calling thread.
+            let tid = std::fs::read_link("/proc/thread-self")
+                .ok()
+                .and_then(|p| p.file_name()?.to_str()?.parse::<i32>().ok());
+            if let Some(tid) = tid {
+                record.lock().unwrap_or_else(|p| p.into_inner()).push(tid);
+            }
+        })
+        .enable_all()
+        .build()
+        .expect("runtime");
+    (rt, tids)
+}
+
+/// CPU time the threads have used so far, seconds.
+fn cpu_seconds(tids: &std::sync::Mutex<Vec<i32>>) -> f64 {
+    let tids = tids.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    tids.iter()
+        .filter_map(|tid| std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .sum::<f64>()
+        / 1e9
+}
+
+/// The same scrapes against gpulse's server and hyper's, each on its own measured runtime.
+fn compare_servers(snapshots: tokio::sync::watch::Receiver<Arc<gpulse::engine::Snapshot>>) {
+    let run = Duration::from_secs(5);
+    for server in ["hand-written", "hyper"] {
+        let (rt, tids) = measured_runtime();
+        let addr: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+        let rx = snapshots.clone();
+        let bound = rt
+            .block_on(async move {
+                if server == "hyper" {
+                    hyper_exporter::serve(addr, rx, Default::default()).await
+                } else {
+                    gpulse::output::exporter::spawn_server(addr, rx)
+                        .await
+                        .map(|(a, _)| a)
+                }
+            })
+            .expect("listen");
+        for n in [1, 16, 200] {
+            let before = cpu_seconds(&tids);
+            let lat = clients(bound, n, run, true);
+            let cpu = cpu_seconds(&tids) - before;
+            let scrapes = lat.len().max(1);
+            report(&format!("{server}: {n} clients, keep-alive"), lat);
+            println!(
+                "{:<44} server CPU {:.1} µs per scrape ({:.2} s over {scrapes} scrapes)",
+                "",
+                cpu / scrapes as f64 * 1e6,
+                cpu
+            );
+        }
+        rt.shutdown_timeout(Duration::from_millis(200));
+    }
+}
+
 fn main() {
     let cfg = SimConfig {
         gpus: GPUS,
@@ -124,6 +199,7 @@ fn main() {
     report("render (no HTTP)", render);
 
     let (tx, rx) = tokio::sync::watch::channel(engine.snapshot());
+    let rx_compare = rx.clone();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -155,6 +231,7 @@ fn main() {
         "200 clients, new connection each",
         clients(bound, 200, run, false),
     );
+    compare_servers(rx_compare);
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
 }

@@ -73,6 +73,12 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "ADDR", value_parser = parse_listen)]
     pub serve: Option<std::net::SocketAddr>,
 
+    /// TLS and basic auth of the exporter (`serve`, `--serve`): a web configuration file as
+    /// node_exporter takes (YAML: tls_server_config, basic_auth_users); default from the config
+    /// file's [exporter] web_config_file
+    #[arg(long = "web.config.file", global = true, value_name = "FILE")]
+    pub web_config_file: Option<PathBuf>,
+
     /// More log messages on stderr from headless commands: -v info, -vv debug, -vvv trace
     /// (`RUST_LOG`, e.g. `RUST_LOG=gpulse=debug`, overrides it)
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
@@ -110,6 +116,7 @@ impl GlobalArgs {
             color: self.color,
             readonly: self.readonly,
             serve: self.serve,
+            web_config_file: self.web_config_file.clone(),
         }
     }
 }
@@ -167,7 +174,9 @@ pub enum Command {
     },
     /// Serve Prometheus metrics (dcgm-exporter names plus gpulse_*) until Ctrl-C.
     ///
-    /// Endpoints: /metrics, /healthz (503 when sampling is stale) and /.
+    /// Endpoints: /metrics, /healthz (503 when sampling is stale) and /. With
+    /// `--web.config.file FILE` (the YAML node_exporter takes) it serves https only and/or asks
+    /// for the basic-auth users listed there.
     Serve {
         /// Address to listen on; only loopback unless you give another (default from the config
         /// file's [exporter] listen, else 127.0.0.1:9400)
@@ -207,13 +216,12 @@ pub struct DoctorArgs {
 /// Options of `gpulse fleet`.
 #[derive(Debug, Args, Clone)]
 pub struct FleetArgs {
-    /// The Prometheus server, e.g. `http://127.0.0.1:9090` or `http://host:9090/prometheus`
-    #[arg(
-        long,
-        env = "GPULSE_PROMETHEUS",
-        default_value = "http://127.0.0.1:9090"
-    )]
-    pub prometheus: String,
+    /// The Prometheus server, e.g. `https://host:9090` or `http://host:9090/prometheus` (default:
+    /// the config file's [fleet] prometheus, else http://127.0.0.1:9090). Credentials, CA and
+    /// client certificate go in the config file's [fleet] table (basic_auth, authorization,
+    /// tls_config), never here
+    #[arg(long, env = "GPULSE_PROMETHEUS", value_name = "URL")]
+    pub prometheus: Option<String>,
 
     /// Print the fleet once as JSON and exit, instead of opening the screen
     #[arg(long)]

@@ -22,4 +22,5 @@ pub mod pipeline;
 pub mod printable;
 pub mod recording;
 pub mod sampler;
+pub mod tls_pem;
 pub mod tui;

@@ -273,3 +273,140 @@ fn a_bad_command_line_value_is_a_usage_error_naming_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'nowhere'"));
 }
+
+/// `config check` with a config file in `dir` holding `body`: (exit status, stderr).
+fn check_in(dir: &Path, body: &str) -> (Option<i32>, String) {
+    let config = dir.join("config.toml");
+    std::fs::write(&config, body).expect("write config");
+    let out = gpulse()
+        .arg("--config")
+        .arg(&config)
+        .args(["config", "check"])
+        .output()
+        .expect("run gpulse");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn config_check_reads_every_file_the_exporter_and_fleet_keys_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let web = |text: &str| std::fs::write(d.join("web.yml"), text).expect("write web config");
+    let exporter = "[exporter]\nweb_config_file = \"web.yml\"\n";
+
+    web("basic_auth_users:\n  bob: not-a-hash\n");
+    let (code, err) = check_in(d, exporter);
+    assert_eq!(code, Some(2), "{err}");
+    for part in [
+        "config.toml",
+        "'exporter.web_config_file'",
+        "web.yml",
+        "'basic_auth_users.bob'",
+        "not a bcrypt hash",
+    ] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+    assert!(
+        !err.contains("not-a-hash"),
+        "the hash is not repeated whole: {err}"
+    );
+
+    web("tls_server_config:\n  cert_file: missing.crt\n  key_file: missing.key\n");
+    let (code, err) = check_in(d, exporter);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("'tls_server_config.cert_file'") && err.contains("missing.crt"),
+        "{err}"
+    );
+
+    web("tls_server_config:\n  certfile: a.crt\n");
+    let (code, err) = check_in(d, exporter);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("certfile") && err.contains("web.yml"), "{err}");
+
+    let hash = bcrypt::hash("pw", 4).expect("hash");
+    web(&format!("basic_auth_users:\n  prometheus: '{hash}'\n"));
+    let (code, err) = check_in(d, exporter);
+    assert_eq!(code, Some(0), "{err}");
+
+    let fleet = "[fleet]\nprometheus = \"https://prometheus.example\"\nbasic_auth = { username = \"u\", password_file = \"pw\" }\n";
+    let (code, err) = check_in(d, fleet);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("'fleet.basic_auth.password_file'") && err.contains("pw"),
+        "{err}"
+    );
+    std::fs::write(d.join("pw"), "hunter2\n").expect("write password");
+    let (code, err) = check_in(d, fleet);
+    assert_eq!(code, Some(0), "{err}");
+
+    let tls = "[fleet]\ntls_config = { ca_file = \"no-ca.pem\" }\n";
+    let (code, err) = check_in(d, tls);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("tls_config.ca_file") && err.contains("no-ca.pem"),
+        "{err}"
+    );
+}
+
+#[test]
+fn config_show_names_secret_files_but_never_their_contents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    std::fs::write(d.join("pw"), "hunter2\n").expect("write password");
+    let config = d.join("config.toml");
+    std::fs::write(
+        &config,
+        "[fleet]\nprometheus = \"https://prometheus.example\"\nbasic_auth = { username = \"gpulse\", password_file = \"pw\" }\nproxy_url = \"http://bob:proxypw@proxy.example:3128\"\n",
+    )
+    .expect("write config");
+    let out = gpulse()
+        .arg("--config")
+        .arg(&config)
+        .args(["config", "show"])
+        .output()
+        .expect("run gpulse");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("password_file") && shown.contains("https://prometheus.example"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("hunter2") && !shown.contains("proxypw"),
+        "{shown}"
+    );
+    let file: toml::Value = toml::from_str(&shown).expect("valid TOML");
+    assert_eq!(
+        file["fleet"]["basic_auth"]["username"].as_str(),
+        Some("gpulse")
+    );
+}
+
+#[test]
+fn serve_with_a_bad_web_config_file_stops_before_listening() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let web = dir.path().join("web.yml");
+    std::fs::write(&web, "basic_auth_users:\n  prometheus: plain\n").expect("write");
+    let out = gpulse()
+        .args([
+            "--backend",
+            "sim",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--web.config.file",
+        ])
+        .arg(&web)
+        .output()
+        .expect("run gpulse");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("web.yml") && err.contains("'basic_auth_users.prometheus'"),
+        "{err}"
+    );
+}

@@ -307,12 +307,12 @@ fn prometheus_down_is_an_error_with_the_address() {
 }
 
 #[test]
-fn https_is_refused_with_what_to_do() {
+fn credentials_in_the_url_are_refused_without_being_repeated() {
     let out = gpulse()
         .args([
             "fleet",
             "--prometheus",
-            "https://prometheus.example:9090",
+            "https://alice:s3cr3t@prometheus.example:9090",
             "--json",
         ])
         .output()
@@ -320,7 +320,7 @@ fn https_is_refused_with_what_to_do() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("'https://prometheus.example:9090'") && err.contains("port-forward"),
+        err.contains("basic_auth.password_file") && !err.contains("s3cr3t"),
         "{err}"
     );
 }

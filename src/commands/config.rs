@@ -3,11 +3,16 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use super::{say, write_stdout, CommandResult, USAGE_ERROR};
 use crate::cli::{ConfigAction, GlobalArgs};
 use crate::config::template::{default_file_text, effective_file};
-use crate::config::{chosen_path, load_file, Settings};
+use crate::config::{base_dir, chosen_path, load_file, ConfigFile, Settings, DEFAULT_PROMETHEUS};
+use crate::fleet::http_client::read_secret;
+use crate::fleet::http_options::Auth;
+use crate::fleet::PromClient;
+use crate::output::web_config;
 use crate::printable;
 
 fn init(path: &Path, force: bool) -> CommandResult {
@@ -26,6 +31,42 @@ fn init(path: &Path, force: bool) -> CommandResult {
         .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", printable::path(path)))?;
     write_stdout(format!("{}\n", printable::path(path)))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Read what the file's keys name: the exporter's web configuration (its certificates, keys and
+/// bcrypt hashes) and the fleet client's secret and TLS files. Commands read them when they use
+/// them; `config check` reads them all now.
+fn check_files(file: &ConfigFile, path: &Path) -> Result<(), String> {
+    let base = base_dir(Some(path));
+    if let Some(web) = file
+        .exporter
+        .as_ref()
+        .and_then(|e| e.web_config_file.as_ref())
+    {
+        web_config::load(&base.join(web))
+            .map_err(|e| format!("key 'exporter.web_config_file': {e}"))?;
+    }
+    let Some(fleet) = &file.fleet else {
+        return Ok(());
+    };
+    let options = fleet.client_options(&base);
+    match &options.auth {
+        Some(Auth::Basic { password_file, .. }) => {
+            read_secret("basic_auth.password_file", password_file)
+                .map_err(|e| format!("key 'fleet.basic_auth.password_file': {e}"))?;
+        }
+        Some(Auth::Credentials {
+            credentials_file, ..
+        }) => {
+            read_secret("authorization.credentials_file", credentials_file)
+                .map_err(|e| format!("key 'fleet.authorization.credentials_file': {e}"))?;
+        }
+        None => {}
+    }
+    let url = fleet.prometheus.as_deref().unwrap_or(DEFAULT_PROMETHEUS);
+    PromClient::with_options(url, Duration::from_secs(5), &options)
+        .map_err(|e| format!("[fleet]: {e}"))?;
+    Ok(())
 }
 
 /// Run a `config` action.
@@ -54,10 +95,19 @@ pub fn run(global: &GlobalArgs, action: ConfigAction) -> CommandResult {
                 return Ok(ExitCode::SUCCESS);
             }
             match load_file(&path) {
-                Ok(_) => {
-                    write_stdout(format!("{}: ok\n", printable::path(&path)))?;
-                    Ok(ExitCode::SUCCESS)
-                }
+                Ok(file) => match check_files(&file, &path) {
+                    Ok(()) => {
+                        write_stdout(format!("{}: ok\n", printable::path(&path)))?;
+                        Ok(ExitCode::SUCCESS)
+                    }
+                    Err(e) => {
+                        eprintln!(
+                            "gpulse: invalid config file '{}': {e}",
+                            printable::path(&path)
+                        );
+                        Ok(ExitCode::from(USAGE_ERROR))
+                    }
+                },
                 Err(e) => {
                     say!("gpulse: {e}");
                     Ok(ExitCode::from(USAGE_ERROR))

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::{or_exit, say, settings, CommandResult};
 use crate::cli::{FleetArgs, GlobalArgs};
+use crate::config::DEFAULT_PROMETHEUS;
 use crate::fleet::{self, FleetOptions, PromClient};
 
 pub fn run(global: &GlobalArgs, args: &FleetArgs) -> CommandResult {
@@ -19,7 +20,12 @@ pub fn run(global: &GlobalArgs, args: &FleetArgs) -> CommandResult {
         detector: settings.engine.detector.clone(),
         ..FleetOptions::default()
     };
-    let client = PromClient::new(&args.prometheus, opts.timeout)?;
+    let url = args
+        .prometheus
+        .clone()
+        .or_else(|| settings.fleet.prometheus.clone())
+        .unwrap_or_else(|| DEFAULT_PROMETHEUS.to_string());
+    let client = PromClient::with_options(&url, opts.timeout, &settings.fleet.client)?;
     if args.json {
         let r = fleet::refresh_once(
             &client,

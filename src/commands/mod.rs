@@ -29,7 +29,9 @@ use crate::cli::GlobalArgs;
 use crate::config::Settings;
 use crate::engine::Snapshot;
 use crate::host::HostProbe;
-use crate::output::exporter::{serve_in_background, BackgroundServer};
+use crate::output::exporter::{serve_in_background, BackgroundServer, ServeOptions};
+use crate::output::http_server::Limits;
+use crate::output::web_config::{self, WebSecurity};
 use crate::pipeline::Live;
 
 /// Exit status of usage, config and environment errors.
@@ -97,7 +99,8 @@ pub fn serve_beside(
     let Some(addr) = settings.serve else {
         return Ok(None);
     };
-    serve_in_background(addr, snapshots.clone(), settings.show_filter())
+    let options = serve_options(settings)?;
+    serve_in_background(addr, snapshots.clone(), options)
         .map(Some)
         .map_err(|e| {
             say!("gpulse: {e}");
@@ -115,6 +118,23 @@ pub fn write_stdout(bytes: impl AsRef<[u8]>) -> anyhow::Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
         Err(e) => Err(anyhow::anyhow!("cannot write to standard output: {e}")),
     }
+}
+
+/// The exporter's options from the settings: the GPUs shown, and TLS and users from the web
+/// configuration file, read and checked now; a bad file is printed and becomes [`USAGE_ERROR`].
+pub fn serve_options(settings: &Settings) -> Result<ServeOptions, ExitCode> {
+    let security = match &settings.web_config_file {
+        Some(path) => web_config::load(path).map_err(|e| {
+            eprintln!("gpulse: {e}");
+            ExitCode::from(USAGE_ERROR)
+        })?,
+        None => WebSecurity::default(),
+    };
+    Ok(ServeOptions {
+        show: settings.show_filter(),
+        security,
+        limits: Limits::default(),
+    })
 }
 
 /// A runtime for the headless commands (the exporter's connections run on its workers).

@@ -4,6 +4,7 @@
 //! or the path given by `--config` / `GPULSE_CONFIG`. A file that exists but is invalid is an error
 //! that names the key, the value and what is valid, before any screen opens.
 
+pub mod fleet;
 pub mod template;
 pub mod values;
 
@@ -41,6 +42,7 @@ pub struct ConfigFile {
     pub gpus: Option<Vec<u32>>,
     pub detector: Option<DetectorConfig>,
     pub exporter: Option<ExporterFile>,
+    pub fleet: Option<fleet::FleetFile>,
 }
 
 /// The `[exporter]` table.
@@ -49,6 +51,9 @@ pub struct ConfigFile {
 pub struct ExporterFile {
     /// Address `gpulse serve` listens on, e.g. "127.0.0.1:9400".
     pub listen: Option<String>,
+    /// TLS and basic auth: an exporter-toolkit web configuration file (YAML), as
+    /// `--web.config.file` takes; relative to the config file.
+    pub web_config_file: Option<String>,
 }
 
 /// Colour themes of the dashboard.
@@ -76,6 +81,9 @@ pub enum ColorChoice {
 /// The exporter's address when none is given: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9400";
 
+/// The Prometheus server `gpulse fleet` asks when neither `--prometheus` nor `[fleet]` names one.
+pub const DEFAULT_PROMETHEUS: &str = "http://127.0.0.1:9090";
+
 /// What the command line sets over the config file (every field optional: absent means "from the
 /// file, else the default").
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -92,6 +100,8 @@ pub struct Overrides {
     pub color: Option<ColorChoice>,
     pub readonly: bool,
     pub serve: Option<SocketAddr>,
+    /// `--web.config.file`.
+    pub web_config_file: Option<PathBuf>,
 }
 
 /// A problem with the config file, naming the file, the key and what is valid.
@@ -140,6 +150,27 @@ pub struct Settings {
     pub config_path: Option<PathBuf>,
     /// `--readonly`: never signal processes.
     pub readonly: bool,
+    /// The exporter's web configuration file (TLS, basic auth): `--web.config.file`, else the
+    /// file's `[exporter] web_config_file`.
+    pub web_config_file: Option<PathBuf>,
+    /// `[fleet]`: the Prometheus server and how to reach it.
+    pub fleet: FleetSettings,
+}
+
+/// What `gpulse fleet` asks, from the config file's `[fleet]`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FleetSettings {
+    /// The Prometheus URL (the command line's `--prometheus` wins).
+    pub prometheus: Option<String>,
+    pub client: crate::fleet::http_options::ClientOptions,
+}
+
+/// The folder relative paths in a config file are relative to.
+pub fn base_dir(config_path: Option<&Path>) -> PathBuf {
+    config_path
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 /// The default config file location (`~/.config/gpulse/config.toml` on Linux).
@@ -210,6 +241,22 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
     }
     if let Some(listen) = file.exporter.as_ref().and_then(|e| e.listen.as_ref()) {
         parse_listen(listen).map_err(|e| bad("exporter.listen", listen, &e))?;
+    }
+    if let Some(web) = file
+        .exporter
+        .as_ref()
+        .and_then(|e| e.web_config_file.as_ref())
+    {
+        if web.trim().is_empty() {
+            return Err(bad(
+                "exporter.web_config_file",
+                web,
+                "name a web configuration file (YAML with tls_server_config, basic_auth_users)",
+            ));
+        }
+    }
+    if let Some(f) = &file.fleet {
+        f.validate().map_err(|p| bad(p.key, &p.value, &p.valid))?;
     }
     if let (Some(w), Some(r)) = (&file.window, &file.retention) {
         if let (Ok(wv), Ok(rv)) = (parse_window(w), parse_retention(r)) {
@@ -317,8 +364,22 @@ impl Settings {
                 .unwrap_or_else(default_listen),
             serve: args.serve,
             gpu_filter: file.gpus.clone(),
-            config_path,
             readonly: args.readonly,
+            web_config_file: args.web_config_file.clone().or_else(|| {
+                file.exporter
+                    .as_ref()
+                    .and_then(|e| e.web_config_file.as_ref())
+                    .map(|w| base_dir(config_path.as_deref()).join(w))
+            }),
+            fleet: file
+                .fleet
+                .as_ref()
+                .map(|f| FleetSettings {
+                    prometheus: f.prometheus.clone(),
+                    client: f.client_options(&base_dir(config_path.as_deref())),
+                })
+                .unwrap_or_default(),
+            config_path,
         })
     }
 }

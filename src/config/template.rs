@@ -1,8 +1,13 @@
 //! The config file as text: the commented default file `gpulse config init` writes, and the
 //! settings in effect as a file (`gpulse config show`).
 
-use super::{format_duration, ConfigFile, ExporterFile, Settings, DEFAULT_LISTEN};
+use super::fleet::{AuthorizationFile, BasicAuthFile, FleetFile, TlsConfigFile};
+use super::{
+    format_duration, ConfigFile, ExporterFile, FleetSettings, Settings, DEFAULT_LISTEN,
+    DEFAULT_PROMETHEUS,
+};
 use crate::detector::DetectorConfig;
+use crate::fleet::http_options::{redact_url_userinfo, Auth, TlsFiles};
 
 /// Comment out every line of a TOML fragment.
 fn commented(toml: &str) -> String {
@@ -50,6 +55,24 @@ pub fn default_file_text() -> String {
          # Prometheus exporter (`gpulse serve`). Other than loopback only when you mean it.\n\
          # [exporter]\n\
          # listen = \"{DEFAULT_LISTEN}\"\n\
+         # TLS and basic auth: a web configuration file as node_exporter takes with\n\
+         # --web.config.file (YAML: tls_server_config.cert_file/key_file, optional\n\
+         # client_auth_type + client_ca_file; basic_auth_users with bcrypt hashes). With TLS set,\n\
+         # plain http is refused. Relative to this file.\n\
+         # web_config_file = \"web-config.yml\"\n\
+         \n\
+         # Where `gpulse fleet` asks (--prometheus overrides `prometheus`), with Prometheus's own\n\
+         # http_client_config names. Secrets are read from files, never from this file.\n\
+         # [fleet]\n\
+         # prometheus = \"https://prometheus.example:9090\"\n\
+         # basic_auth = {{ username = \"gpulse\", password_file = \"prometheus-password\" }}\n\
+         # Or, instead of basic_auth, a token (the Authorization header's scheme and credentials):\n\
+         # authorization = {{ type = \"Bearer\", credentials_file = \"prometheus-token\" }}\n\
+         # A CA of your own (unknown CAs are refused), a client certificate for mutual TLS:\n\
+         # tls_config = {{ ca_file = \"ca.pem\", cert_file = \"client.pem\", key_file = \"client.key\", insecure_skip_verify = false }}\n\
+         # proxy_url = \"http://proxy.example:3128\"\n\
+         # proxy_from_environment = false\n\
+         # follow_redirects = true\n\
          \n\
          # Thresholds of the bottleneck detector.\n\
          # [detector]\n\
@@ -71,7 +94,59 @@ pub fn effective_file(s: &Settings) -> ConfigFile {
         detector: Some(s.engine.detector.clone()),
         exporter: Some(ExporterFile {
             listen: Some(s.exporter_listen.to_string()),
+            web_config_file: s.web_config_file.as_ref().map(|p| p.display().to_string()),
         }),
+        fleet: Some(effective_fleet(&s.fleet)),
+    }
+}
+
+/// `[fleet]` as in effect: where the secrets are, never what they are.
+fn effective_fleet(f: &FleetSettings) -> FleetFile {
+    let shown = |p: &std::path::PathBuf| Some(p.display().to_string());
+    let (basic_auth, authorization) = match &f.client.auth {
+        Some(Auth::Basic {
+            username,
+            password_file,
+        }) => (
+            Some(BasicAuthFile {
+                username: Some(username.clone()),
+                password_file: shown(password_file),
+                password: None,
+            }),
+            None,
+        ),
+        Some(Auth::Credentials {
+            kind,
+            credentials_file,
+        }) => (
+            None,
+            Some(AuthorizationFile {
+                kind: Some(kind.clone()),
+                credentials_file: shown(credentials_file),
+                credentials: None,
+            }),
+        ),
+        None => (None, None),
+    };
+    let tls = &f.client.tls;
+    let tls_config = (*tls != TlsFiles::default()).then(|| TlsConfigFile {
+        ca_file: tls.ca_file.as_ref().and_then(shown),
+        cert_file: tls.cert_file.as_ref().and_then(shown),
+        key_file: tls.key_file.as_ref().and_then(shown),
+        insecure_skip_verify: Some(tls.insecure_skip_verify),
+    });
+    FleetFile {
+        prometheus: Some(
+            f.prometheus
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PROMETHEUS.to_string()),
+        ),
+        basic_auth,
+        authorization,
+        tls_config,
+        proxy_url: f.client.proxy_url.as_deref().map(redact_url_userinfo),
+        proxy_from_environment: Some(f.client.proxy_from_environment),
+        follow_redirects: Some(f.client.follow_redirects),
     }
 }
 

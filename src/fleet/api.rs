@@ -13,7 +13,8 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use thiserror::Error;
 
-use super::http_client::{self, encode_query_value, Endpoint, HttpError};
+use super::http_client::{encode_query_value, Endpoint, HttpClient, HttpError};
+use super::http_options::ClientOptions;
 
 /// One time series: its labels and its points `(unix seconds, value)`, oldest first.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +69,15 @@ pub enum ApiError {
     },
     #[error("Prometheus's answer is not valid JSON ({reason}): '{snippet}'")]
     BadJson { reason: String, snippet: String },
+    #[error("{url} answered HTTP {status}: {reason}")]
+    Refused {
+        status: u16,
+        url: String,
+        reason: &'static str,
+    },
+    /// A fault in gpulse itself while asking (a bug): reported, never fatal.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// Parse a Prometheus API answer body (with its HTTP status for messages).
@@ -144,26 +154,32 @@ fn snippet(body: &[u8]) -> String {
 /// A Prometheus server's query API.
 #[derive(Debug, Clone)]
 pub struct PromClient {
-    pub endpoint: Endpoint,
+    http: HttpClient,
     /// Deadline of each request.
     pub timeout: Duration,
 }
 
 impl PromClient {
+    /// A client for `url` without credentials, TLS files or proxy.
     pub fn new(url: &str, timeout: Duration) -> Result<PromClient, HttpError> {
+        PromClient::with_options(url, timeout, &ClientOptions::default())
+    }
+
+    /// A client for `url` with the config file's `[fleet]` connection settings.
+    pub fn with_options(
+        url: &str,
+        timeout: Duration,
+        options: &ClientOptions,
+    ) -> Result<PromClient, HttpError> {
         Ok(PromClient {
-            endpoint: Endpoint::parse(url)?,
+            http: HttpClient::new(Endpoint::parse(url)?, timeout, options)?,
             timeout,
         })
     }
 
-    /// `http://host:port/prefix`, for messages.
+    /// `scheme://host:port/prefix`, for messages.
     pub fn url(&self) -> String {
-        format!(
-            "http://{}{}",
-            self.endpoint.authority(),
-            self.endpoint.prefix
-        )
+        self.http.endpoint().base_url()
     }
 
     /// `/api/v1/query` at `time` (unix seconds).
@@ -183,7 +199,14 @@ impl PromClient {
     }
 
     fn get(&self, path: &str) -> Result<Answer, ApiError> {
-        let resp = http_client::get(&self.endpoint, path, self.timeout)?;
+        let resp = self.http.get(path)?;
+        if let Some(reason) = refusal(resp.status) {
+            return Err(ApiError::Refused {
+                status: resp.status,
+                url: self.url(),
+                reason,
+            });
+        }
         parse_answer(resp.status, &resp.body).map_err(|e| match e {
             ApiError::NotPrometheus {
                 status, snippet, ..
@@ -194,6 +217,19 @@ impl PromClient {
             },
             other => other,
         })
+    }
+}
+
+/// What an authentication refusal means, by status.
+fn refusal(status: u16) -> Option<&'static str> {
+    match status {
+        401 => Some(
+            "it wants credentials, or refused those sent; set them in the config file's [fleet] \
+             basic_auth = { username, password_file } or authorization = { credentials_file }",
+        ),
+        403 => Some("the credentials sent are not allowed to query this server"),
+        407 => Some("the proxy wants credentials; put them in [fleet] proxy_url"),
+        _ => None,
     }
 }
 

@@ -1,131 +1,27 @@
-//! A small blocking HTTP/1.1 GET client for a Prometheus server on plain http.
+//! GET requests to a Prometheus server over http or https, on ureq with rustls.
 //!
-//! Every request has a deadline: connecting, writing and each read are bounded, and the whole
-//! exchange gives up once the deadline passes, so a stalled server can never hang a refresh.
-//! Responses with `Content-Length`, `Transfer-Encoding: chunked` or read-to-close bodies are all
-//! understood; the request asks for an uncompressed body and `Connection: close`.
+//! Every request has one deadline that covers name resolution, connecting, the TLS handshake,
+//! the answer's head and its whole body. A body is capped at [`MAX_BODY`], and the bodies being
+//! read at once share [`MAX_BODIES_IN_FLIGHT`], so a hostile or broken server costs a bounded
+//! amount of memory. Credentials are read from their files for every request (a rotated token is
+//! picked up) and never appear in a message or a `Debug` print.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use std::io::Read;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
-use thiserror::Error;
+pub use super::endpoint::{encode_query_value, Endpoint, Scheme};
+use super::http_error::tls_hint;
+pub use super::http_error::HttpError;
+use super::http_options::{Auth, ClientOptions, Secret};
 
-/// The biggest response body accepted (a 1,000-host answer is a few tens of MiB).
-const MAX_BODY: usize = 512 * 1024 * 1024;
-/// The biggest header block accepted.
-const MAX_HEADER: usize = 64 * 1024;
-
-#[derive(Debug, Error)]
-pub enum HttpError {
-    #[error("'{0}' is not a Prometheus URL; use http://HOST:PORT or http://HOST:PORT/PATH-PREFIX")]
-    BadUrl(String),
-    #[error(
-        "'{0}': https is not supported; point --prometheus at a plain http address (e.g. through \
-         a local port-forward: ssh -L 9090:localhost:9090 HOST, then http://127.0.0.1:9090)"
-    )]
-    Https(String),
-    #[error("cannot resolve '{host}': {reason}")]
-    Resolve { host: String, reason: String },
-    #[error("cannot connect to {addr}: {reason}")]
-    Connect { addr: String, reason: String },
-    #[error("{addr} did not answer within {timeout_s:.1} s")]
-    Timeout { addr: String, timeout_s: f64 },
-    #[error("reading from {addr}: {reason}")]
-    Io { addr: String, reason: String },
-    #[error("{addr} sent a malformed HTTP response: {reason}")]
-    Malformed { addr: String, reason: String },
-}
-
-/// Where Prometheus listens: `http://host:port/prefix`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    pub host: String,
-    pub port: u16,
-    /// Path prefix without a trailing slash ("" or "/prometheus").
-    pub prefix: String,
-}
-
-impl Endpoint {
-    /// Parse `http://host[:port][/prefix]` (port 80 when absent; 9090 is Prometheus's own default,
-    /// but an explicit URL names it).
-    pub fn parse(url: &str) -> Result<Endpoint, HttpError> {
-        let u = url.trim();
-        if u.len() >= 8 && u[..8].eq_ignore_ascii_case("https://") {
-            return Err(HttpError::Https(url.to_string()));
-        }
-        let rest = if u.len() >= 7 && u[..7].eq_ignore_ascii_case("http://") {
-            &u[7..]
-        } else if u.contains("://") {
-            return Err(HttpError::BadUrl(url.to_string()));
-        } else {
-            u
-        };
-        let (authority, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        if authority.is_empty() || authority.contains('@') {
-            return Err(HttpError::BadUrl(url.to_string()));
-        }
-        let (host, port) = if let Some(stripped) = authority.strip_prefix('[') {
-            // [::1]:9090
-            let end = stripped
-                .find(']')
-                .ok_or_else(|| HttpError::BadUrl(url.to_string()))?;
-            let host = &stripped[..end];
-            let after = &stripped[end + 1..];
-            let port = match after.strip_prefix(':') {
-                Some(p) => p.parse().map_err(|_| HttpError::BadUrl(url.to_string()))?,
-                None if after.is_empty() => 80,
-                None => return Err(HttpError::BadUrl(url.to_string())),
-            };
-            (host.to_string(), port)
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (
-                    h.to_string(),
-                    p.parse().map_err(|_| HttpError::BadUrl(url.to_string()))?,
-                ),
-                None => (authority.to_string(), 80),
-            }
-        };
-        if host.is_empty() || path.contains(['?', '#']) {
-            return Err(HttpError::BadUrl(url.to_string()));
-        }
-        Ok(Endpoint {
-            host,
-            port,
-            prefix: path.trim_end_matches('/').to_string(),
-        })
-    }
-
-    /// `host:port` as written in messages and the Host header.
-    pub fn authority(&self) -> String {
-        if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
-        } else {
-            format!("{}:{}", self.host, self.port)
-        }
-    }
-
-    fn socket_addrs(&self) -> Result<Vec<SocketAddr>, HttpError> {
-        let addrs: Vec<SocketAddr> = (self.host.as_str(), self.port)
-            .to_socket_addrs()
-            .map_err(|e| HttpError::Resolve {
-                host: self.host.clone(),
-                reason: e.to_string(),
-            })?
-            .collect();
-        if addrs.is_empty() {
-            return Err(HttpError::Resolve {
-                host: self.host.clone(),
-                reason: "no address".into(),
-            });
-        }
-        Ok(addrs)
-    }
-}
+/// The biggest answer accepted, bytes (a range query over 10,000 GPUs is about 20 MiB).
+pub const MAX_BODY: usize = 48 * 1024 * 1024;
+/// The most answer bytes held at once by the requests of one client together.
+pub const MAX_BODIES_IN_FLIGHT: usize = 128 * 1024 * 1024;
+/// The biggest response head accepted, bytes.
+const MAX_HEAD: usize = 64 * 1024;
 
 /// A response: status code and body.
 #[derive(Debug, Clone)]
@@ -134,216 +30,291 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
-/// GET `path_and_query` (starting with `/`, below the endpoint's prefix) within `timeout`.
-pub fn get(
-    endpoint: &Endpoint,
-    path_and_query: &str,
+/// An HTTP client for one Prometheus server: its connection pool, credentials and TLS settings.
+#[derive(Clone)]
+pub struct HttpClient {
+    agent: ureq::Agent,
+    endpoint: Endpoint,
+    auth: Option<Auth>,
     timeout: Duration,
-) -> Result<Response, HttpError> {
-    let deadline = Instant::now() + timeout;
-    let authority = endpoint.authority();
-    let timed_out = || HttpError::Timeout {
-        addr: authority.clone(),
-        timeout_s: timeout.as_secs_f64(),
-    };
-    let mut last_err = None;
-    let mut stream = None;
-    for addr in endpoint.socket_addrs()? {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(timed_out());
-        }
-        match TcpStream::connect_timeout(&addr, left) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(timed_out()),
-            Err(e) => last_err = Some(e.to_string()),
-        }
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("endpoint", &self.endpoint)
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
     }
-    let Some(mut stream) = stream else {
-        return Err(HttpError::Connect {
-            addr: authority,
-            reason: last_err.unwrap_or_else(|| "no address".into()),
-        });
-    };
-    let io = |e: std::io::Error| {
-        if matches!(
-            e.kind(),
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-        ) {
-            HttpError::Timeout {
-                addr: endpoint.authority(),
-                timeout_s: timeout.as_secs_f64(),
-            }
-        } else {
-            HttpError::Io {
-                addr: endpoint.authority(),
+}
+
+impl HttpClient {
+    /// A client for `endpoint` whose requests each end within `timeout`.
+    pub fn new(
+        endpoint: Endpoint,
+        timeout: Duration,
+        options: &ClientOptions,
+    ) -> Result<HttpClient, HttpError> {
+        let tls = super::http_tls::tls_config(options)?;
+        let proxy = match &options.proxy_url {
+            Some(url) => Some(ureq::Proxy::new(url).map_err(|e| HttpError::Proxy {
+                url: url.clone(),
                 reason: e.to_string(),
-            }
-        }
-    };
-    let _ = stream.set_nodelay(true);
-    let request = format!(
-        "GET {}{} HTTP/1.1\r\nHost: {}\r\nUser-Agent: gpulse/{}\r\nAccept: application/json\r\n\
-         Accept-Encoding: identity\r\nConnection: close\r\n\r\n",
-        endpoint.prefix,
-        path_and_query,
-        authority,
-        env!("CARGO_PKG_VERSION")
-    );
-    stream
-        .set_write_timeout(Some(remaining(deadline).ok_or_else(timed_out)?))
-        .map_err(io)?;
-    stream.write_all(request.as_bytes()).map_err(io)?;
-
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
-    let header_end = loop {
-        if let Some(i) = find(&buf, b"\r\n\r\n") {
-            break i + 4;
-        }
-        if buf.len() > MAX_HEADER {
-            return Err(malformed(&authority, "header block too large"));
-        }
-        let n = read_some(&mut stream, &mut chunk, deadline).map_err(io)?;
-        if n == 0 {
-            return Err(malformed(
-                &authority,
-                "connection closed before the headers ended",
-            ));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = std::str::from_utf8(&buf[..header_end])
-        .map_err(|_| malformed(&authority, "headers are not UTF-8"))?;
-    let mut lines = head.split("\r\n");
-    let status_line = lines.next().unwrap_or_default();
-    let status: u16 = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .filter(|_| status_line.starts_with("HTTP/1."))
-        .ok_or_else(|| malformed(&authority, &format!("status line '{status_line}'")))?;
-    let mut content_length = None;
-    let mut chunked = false;
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
+            })?),
+            None if options.proxy_from_environment => ureq::Proxy::try_from_env(),
+            None => None,
         };
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("content-length") {
-            content_length = Some(
-                value
-                    .parse::<usize>()
-                    .map_err(|_| malformed(&authority, &format!("Content-Length '{value}'")))?,
-            );
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value.to_ascii_lowercase().contains("chunked");
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .max_redirects(if options.follow_redirects { 10 } else { 0 })
+            .redirect_auth_headers(ureq::config::RedirectAuthHeaders::SameHost)
+            .max_response_header_size(MAX_HEAD)
+            // A connection per request: a pooled one the server closed meanwhile (an idle
+            // timeout, a proxy) would fail the next query, and a refresh is 13 requests every
+            // few seconds, where a fresh connection costs a millisecond or two.
+            .max_idle_connections(0)
+            .max_idle_connections_per_host(0)
+            .user_agent(concat!("gpulse/", env!("CARGO_PKG_VERSION")))
+            .accept("application/json")
+            .accept_encoding("identity")
+            .proxy(proxy)
+            .tls_config(tls)
+            .build();
+        Ok(HttpClient {
+            agent: config.new_agent(),
+            endpoint,
+            auth: options.auth.clone(),
+            timeout,
+            in_flight: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// GET `path_and_query` (starting with `/`, below the endpoint's prefix).
+    pub fn get(&self, path_and_query: &str) -> Result<Response, HttpError> {
+        let url = format!("{}{}", self.endpoint.base_url(), path_and_query);
+        let mut request = self.agent.get(&url);
+        if let Some(auth) = &self.auth {
+            request = request.header("Authorization", authorization(auth)?.expose());
         }
+        let mut response = request.call().map_err(|e| self.error(e))?;
+        let status = response.status().as_u16();
+        let body = self.read_body(response.body_mut())?;
+        Ok(Response { status, body })
     }
-    if content_length.is_some_and(|n| n > MAX_BODY) {
-        return Err(malformed(&authority, "body larger than 512 MiB"));
-    }
-    let mut raw = buf.split_off(header_end);
-    // Read until the body is complete (or the server closes).
-    loop {
-        if let Some(n) = content_length.filter(|_| !chunked) {
-            if raw.len() >= n {
-                raw.truncate(n);
-                break;
+
+    /// Read a body within the per-answer cap and the client's shared budget.
+    fn read_body(&self, body: &mut ureq::Body) -> Result<Vec<u8>, HttpError> {
+        let mut reservation = Reservation {
+            pool: &self.in_flight,
+            held: 0,
+        };
+        let too_large = |limit: usize| HttpError::TooLarge {
+            addr: self.endpoint.authority(),
+            limit_mib: limit / (1024 * 1024),
+        };
+        if body.content_length().is_some_and(|n| n > MAX_BODY as u64) {
+            return Err(too_large(MAX_BODY));
+        }
+        let mut out = Vec::with_capacity(
+            body.content_length()
+                .map_or(64 * 1024, |n| n.min(MAX_BODY as u64) as usize),
+        );
+        let mut reader = body.as_reader();
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let n = reader
+                .read(&mut chunk)
+                .map_err(|e| self.error(ureq::Error::from(e)))?;
+            if n == 0 {
+                return Ok(out);
             }
-        } else if chunked && raw.ends_with(b"0\r\n\r\n") && dechunk(&raw).is_ok() {
-            // Only the tail is checked per read: a large body arrives in thousands of reads.
-            break;
-        }
-        if raw.len() > MAX_BODY {
-            return Err(malformed(&authority, "body larger than 512 MiB"));
-        }
-        let n = read_some(&mut stream, &mut chunk, deadline).map_err(io)?;
-        if n == 0 {
-            if let Some(want) = content_length.filter(|_| !chunked) {
-                return Err(malformed(
-                    &authority,
-                    &format!("connection closed after {} of {want} body bytes", raw.len()),
-                ));
+            if out.len() + n > MAX_BODY {
+                return Err(too_large(MAX_BODY));
             }
-            break;
-        }
-        raw.extend_from_slice(&chunk[..n]);
-    }
-    let body = if chunked {
-        dechunk(&raw).map_err(|r| malformed(&authority, r))?
-    } else {
-        raw
-    };
-    Ok(Response { status, body })
-}
-
-fn remaining(deadline: Instant) -> Option<Duration> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    (!left.is_zero()).then_some(left)
-}
-
-fn read_some(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> std::io::Result<usize> {
-    let left = remaining(deadline).ok_or(std::io::ErrorKind::TimedOut)?;
-    stream.set_read_timeout(Some(left))?;
-    loop {
-        match stream.read(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            other => return other,
+            if !reservation.grow(n) {
+                return Err(too_large(MAX_BODIES_IN_FLIGHT));
+            }
+            out.extend_from_slice(&chunk[..n]);
         }
     }
-}
 
-fn malformed(addr: &str, reason: &str) -> HttpError {
-    HttpError::Malformed {
-        addr: addr.to_string(),
-        reason: reason.to_string(),
+    /// The error in words, naming the server and what to do.
+    fn error(&self, e: ureq::Error) -> HttpError {
+        let addr = self.endpoint.authority();
+        let timeout = self.timeout;
+        match e {
+            ureq::Error::Timeout(_) => HttpError::Timeout {
+                addr,
+                timeout_s: timeout.as_secs_f64(),
+            },
+            ureq::Error::HostNotFound => HttpError::Resolve {
+                host: self.endpoint.host.clone(),
+                reason: "no such host".into(),
+            },
+            ureq::Error::Io(io) => {
+                match io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+                    // rustls reports a failed handshake through the socket's I/O error.
+                    Some(tls) => HttpError::Tls {
+                        addr,
+                        reason: tls.to_string(),
+                        hint: tls_hint(tls),
+                    },
+                    None => io_error(addr, io, timeout),
+                }
+            }
+            ureq::Error::ConnectionFailed => HttpError::Connect {
+                addr,
+                reason: "connection failed".into(),
+            },
+            ureq::Error::Rustls(tls) => {
+                let hint = tls_hint(&tls);
+                HttpError::Tls {
+                    addr,
+                    reason: tls.to_string(),
+                    hint,
+                }
+            }
+            ureq::Error::Tls(reason) => HttpError::Tls {
+                addr,
+                reason: reason.into(),
+                hint: "",
+            },
+            ureq::Error::LargeResponseHeader(..) => HttpError::Malformed {
+                addr,
+                reason: format!("a response head larger than {} KiB", MAX_HEAD / 1024),
+            },
+            ureq::Error::ConnectProxyFailed(reason) => HttpError::Connect {
+                addr: format!("{addr} through the proxy"),
+                reason,
+            },
+            other => HttpError::Malformed {
+                addr,
+                reason: other.to_string(),
+            },
+        }
     }
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-/// Decode a complete chunked body; `Err` while it is incomplete or broken.
-fn dechunk(raw: &[u8]) -> Result<Vec<u8>, &'static str> {
-    let mut out = Vec::with_capacity(raw.len());
-    let mut pos = 0;
-    loop {
-        let line_end = find(&raw[pos..], b"\r\n").ok_or("incomplete chunk size")? + pos;
-        let size_text = std::str::from_utf8(&raw[pos..line_end]).map_err(|_| "bad chunk size")?;
-        let size_text = size_text.split(';').next().unwrap_or_default().trim();
-        let size = usize::from_str_radix(size_text, 16).map_err(|_| "bad chunk size")?;
-        pos = line_end + 2;
-        if size == 0 {
-            return Ok(out);
-        }
-        let end = pos.checked_add(size).ok_or("bad chunk size")?;
-        if raw.len() < end + 2 {
-            return Err("incomplete chunk");
-        }
-        out.extend_from_slice(&raw[pos..end]);
-        if &raw[end..end + 2] != b"\r\n" {
-            return Err("chunk not followed by CRLF");
-        }
-        pos = end + 2;
+fn io_error(addr: String, io: std::io::Error, timeout: Duration) -> HttpError {
+    use std::io::ErrorKind;
+    match io.kind() {
+        ErrorKind::TimedOut | ErrorKind::WouldBlock => HttpError::Timeout {
+            addr,
+            timeout_s: timeout.as_secs_f64(),
+        },
+        ErrorKind::ConnectionRefused
+        | ErrorKind::HostUnreachable
+        | ErrorKind::NetworkUnreachable
+        | ErrorKind::AddrNotAvailable => HttpError::Connect {
+            addr,
+            reason: io.to_string(),
+        },
+        ErrorKind::InvalidData | ErrorKind::UnexpectedEof => HttpError::Malformed {
+            addr,
+            reason: io.to_string(),
+        },
+        _ => HttpError::Io {
+            addr,
+            reason: io.to_string(),
+        },
     }
 }
 
-/// Percent-encode a query-string value.
-pub fn encode_query_value(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 3);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
+/// The `Authorization` header's value, with the secret read from its file now.
+fn authorization(auth: &Auth) -> Result<Secret, HttpError> {
+    match auth {
+        Auth::Basic {
+            username,
+            password_file,
+        } => {
+            let password = read_secret("basic_auth.password_file", password_file)?;
+            let pair = format!("{username}:{}", password.expose());
+            Ok(Secret::new(format!(
+                "Basic {}",
+                base64_encode(pair.as_bytes())
+            )))
+        }
+        Auth::Credentials {
+            kind,
+            credentials_file,
+        } => {
+            let token = read_secret("authorization.credentials_file", credentials_file)?;
+            Ok(Secret::new(format!("{kind} {}", token.expose())))
+        }
+    }
+}
+
+/// A secret file's content without its trailing newline (as Prometheus reads it).
+pub fn read_secret(what: &'static str, path: &std::path::Path) -> Result<Secret, HttpError> {
+    let text = std::fs::read_to_string(path).map_err(|e| HttpError::Secret {
+        what,
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let value = text.trim_end_matches(['\r', '\n']);
+    if value.is_empty() || value.contains(['\r', '\n']) {
+        return Err(HttpError::Secret {
+            what,
+            path: path.display().to_string(),
+            reason: "it must hold the secret on one line".into(),
+        });
+    }
+    Ok(Secret::new(value.to_string()))
+}
+
+/// Standard base64 with padding (RFC 4648), for the Basic scheme.
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for group in bytes.chunks(3) {
+        let b = [
+            group[0],
+            group.get(1).copied().unwrap_or(0),
+            group.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= group.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
         }
     }
     out
+}
+
+/// Bytes of the shared budget held by one body being read; given back when dropped.
+struct Reservation<'a> {
+    pool: &'a AtomicUsize,
+    held: usize,
+}
+
+impl Reservation<'_> {
+    /// Take `n` more bytes from the budget; `false` when that would exceed it.
+    fn grow(&mut self, n: usize) -> bool {
+        let taken = self
+            .pool
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                (used + n <= MAX_BODIES_IN_FLIGHT).then_some(used + n)
+            });
+        if taken.is_ok() {
+            self.held += n;
+        }
+        taken.is_ok()
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.pool.fetch_sub(self.held, Ordering::AcqRel);
+    }
 }
 
 #[cfg(test)]
@@ -351,51 +322,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_urls() {
-        let e = Endpoint::parse("http://127.0.0.1:9090").unwrap();
-        assert_eq!(
-            (e.host.as_str(), e.port, e.prefix.as_str()),
-            ("127.0.0.1", 9090, "")
-        );
-        let e = Endpoint::parse("http://prom.example:8080/prometheus/").unwrap();
-        assert_eq!(e.prefix, "/prometheus");
-        assert_eq!(e.authority(), "prom.example:8080");
-        let e = Endpoint::parse("localhost:9090").unwrap();
-        assert_eq!(e.port, 9090);
-        let e = Endpoint::parse("http://[::1]:9090/").unwrap();
-        assert_eq!((e.host.as_str(), e.port), ("::1", 9090));
-        assert_eq!(e.authority(), "[::1]:9090");
-        assert_eq!(Endpoint::parse("http://h").unwrap().port, 80);
-        assert!(matches!(
-            Endpoint::parse("https://h:9090"),
-            Err(HttpError::Https(_))
-        ));
-        assert!(Endpoint::parse("ftp://h").is_err());
-        assert!(Endpoint::parse("http://h:notaport").is_err());
-        assert!(Endpoint::parse("http://:9090").is_err());
-        assert!(Endpoint::parse("http://h:9090/?x=1").is_err());
-        let msg = Endpoint::parse("https://h").unwrap_err().to_string();
-        assert!(
-            msg.contains("'https://h'") && msg.contains("plain http"),
-            "{msg}"
-        );
+    fn base64_matches_rfc4648() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+            ("alice:s3cr3t", "YWxpY2U6czNjcjN0"),
+        ] {
+            assert_eq!(base64_encode(plain.as_bytes()), encoded);
+        }
     }
 
     #[test]
-    fn decodes_chunked_bodies() {
-        assert_eq!(
-            dechunk(b"4\r\nWiki\r\n5;x=y\r\npedia\r\n0\r\n\r\n").unwrap(),
-            b"Wikipedia"
-        );
-        assert!(dechunk(b"4\r\nWi").is_err());
-        assert!(dechunk(b"zz\r\n").is_err());
+    fn the_budget_is_shared_and_given_back() {
+        let pool = AtomicUsize::new(0);
+        {
+            let mut a = Reservation {
+                pool: &pool,
+                held: 0,
+            };
+            assert!(a.grow(MAX_BODIES_IN_FLIGHT - 10));
+            let mut b = Reservation {
+                pool: &pool,
+                held: 0,
+            };
+            assert!(!b.grow(11));
+            assert!(b.grow(10));
+        }
+        assert_eq!(pool.load(Ordering::Acquire), 0);
     }
 
     #[test]
-    fn encodes_query_values() {
-        assert_eq!(
-            encode_query_value("up{job=\"a b\"}"),
-            "up%7Bjob%3D%22a%20b%22%7D"
-        );
+    fn a_secret_file_is_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("token");
+        std::fs::write(&p, "abc\n").unwrap();
+        assert_eq!(read_secret("x", &p).unwrap().expose(), "abc");
+        std::fs::write(&p, "abc\ndef\n").unwrap();
+        assert!(read_secret("x", &p).is_err());
+        let e = read_secret("basic_auth.password_file", &dir.path().join("none")).unwrap_err();
+        assert!(e.to_string().contains("password_file"), "{e}");
     }
 }

@@ -14,7 +14,11 @@
 pub mod api;
 pub mod build;
 pub mod dcgm;
+pub mod endpoint;
 pub mod http_client;
+pub mod http_error;
+pub mod http_options;
+mod http_tls;
 pub mod json;
 pub mod model;
 pub mod queries;
@@ -67,6 +71,9 @@ pub enum FleetError {
     Url(#[from] http_client::HttpError),
     #[error("Prometheus at {url} did not answer any query: {reason}")]
     Unreachable { url: String, reason: String },
+    /// A fault in gpulse itself during a refresh (a bug): shown, and the next refresh runs.
+    #[error("internal error while refreshing: {0}")]
+    Internal(String),
 }
 
 /// One refresh's result: the fleet and the problems met on the way (failed queries, warnings).
@@ -101,6 +108,15 @@ pub fn refresh_once(
         problems: results.problems(),
         took_s: results.took_s,
     })
+}
+
+/// The text a panic carried (`panic!("…")` gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// Now, in unix seconds.

@@ -276,11 +276,11 @@ fn ask(
         handles
             .into_iter()
             .map(|(q, h)| {
-                let r = h.join().unwrap_or_else(|_| {
-                    Err(ApiError::BadJson {
-                        reason: "the query thread panicked".into(),
-                        snippet: String::new(),
-                    })
+                let r = h.join().unwrap_or_else(|payload| {
+                    Err(ApiError::Internal(format!(
+                        "the query's thread failed: {}",
+                        super::panic_message(payload.as_ref())
+                    )))
                 });
                 (q, r)
             })

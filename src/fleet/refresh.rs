@@ -59,7 +59,7 @@ impl Refresher {
                 loop {
                     tx.send_modify(|s| s.in_flight_since = Some(unix_now()));
                     let now = unix_now();
-                    let outcome = refresh_once(&client, &opts, now, &mut detectors);
+                    let outcome = refresh_catching_panics(&client, &opts, now, &mut detectors);
                     if stop_thread.load(Ordering::Relaxed) {
                         return;
                     }
@@ -97,6 +97,26 @@ impl Drop for Refresher {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.wake.send(());
+    }
+}
+
+/// One refresh; a panic inside it becomes an error the screen shows, and the detectors start
+/// over (their state may be half-updated).
+fn refresh_catching_panics(
+    client: &PromClient,
+    opts: &FleetOptions,
+    now: f64,
+    detectors: &mut DetectorCache,
+) -> Result<super::Refresh, super::FleetError> {
+    let run = std::panic::AssertUnwindSafe(|| refresh_once(client, opts, now, detectors));
+    match std::panic::catch_unwind(run) {
+        Ok(outcome) => outcome,
+        Err(payload) => {
+            *detectors = DetectorCache::default();
+            Err(super::FleetError::Internal(super::panic_message(
+                payload.as_ref(),
+            )))
+        }
     }
 }
 

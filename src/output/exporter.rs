@@ -7,33 +7,73 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use crate::engine::Snapshot;
+use crate::output::http_server::{self, Limits};
+use crate::output::web_config::WebSecurity;
+
+/// How the exporter serves: which GPUs, with which TLS and users, within which limits.
+#[derive(Clone)]
+pub struct ServeOptions {
+    /// The GPUs exported (by index).
+    pub show: Arc<dyn Fn(u32) -> bool + Send + Sync>,
+    /// TLS and basic auth from the web config file (none by default).
+    pub security: WebSecurity,
+    pub limits: Limits,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            show: Arc::new(|_| true),
+            security: WebSecurity::default(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl ServeOptions {
+    /// `http` or `https`, for the address printed at start.
+    pub fn scheme(&self) -> &'static str {
+        if self.security.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+}
 
 /// Start the exporter on `addr` on the current tokio runtime; returns the bound address.
 ///
-/// Serves `/metrics`, `/healthz` and `/` from the newest snapshot on `snapshots`. A
-/// non-loopback address is served as asked, with a warning (logged: stderr for a headless
-/// command, the event panel for the dashboard).
+/// Serves `/metrics`, `/healthz` and `/` from the newest snapshot on `snapshots`, every GPU,
+/// plain HTTP without credentials. A non-loopback address is served as asked, with a warning
+/// (logged: stderr for a headless command, the event panel for the dashboard).
 pub async fn spawn_server(
     addr: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-    spawn_server_showing(addr, snapshots, Arc::new(|_| true)).await
+    spawn_server_with(addr, snapshots, ServeOptions::default()).await
 }
 
-/// [`spawn_server`] exporting only the GPUs `show` accepts.
-pub async fn spawn_server_showing(
+/// [`spawn_server`] with options. A non-loopback address is served as asked, with a warning on
+/// stderr (louder without TLS or users).
+pub async fn spawn_server_with(
     addr: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
-    show: Arc<dyn Fn(u32) -> bool + Send + Sync>,
+    options: ServeOptions,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     if !addr.ip().is_loopback() {
-        tracing::warn!("serving metrics on {addr}, reachable from other machines (use 127.0.0.1 to keep it local)");
+        let open = options.security.tls.is_none() && options.security.users.is_none();
+        if open {
+            tracing::warn!("serving metrics on {addr} to anyone who can reach it, without TLS or credentials (use 127.0.0.1 to keep it local, or --web.config.file)");
+        } else {
+            tracing::warn!("serving metrics on {addr}, reachable from other machines");
+        }
     }
-    crate::output::http_server::serve(
+    http_server::serve(
         addr,
         snapshots,
-        show,
-        crate::output::http_server::Limits::default(),
+        options.show,
+        options.limits,
+        options.security,
     )
     .await
 }
@@ -48,8 +88,9 @@ pub struct BackgroundServer {
 pub fn serve_in_background(
     addr: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
-    show: Arc<dyn Fn(u32) -> bool + Send + Sync>,
+    options: ServeOptions,
 ) -> Result<BackgroundServer, std::io::Error> {
+    let scheme = options.scheme();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let (bound_tx, bound_rx) = std::sync::mpsc::channel::<std::io::Result<SocketAddr>>();
     std::thread::Builder::new()
@@ -66,7 +107,7 @@ pub fn serve_in_background(
                 }
             };
             rt.block_on(async move {
-                match spawn_server_showing(addr, snapshots, show).await {
+                match spawn_server_with(addr, snapshots, options).await {
                     Ok((bound, task)) => {
                         let _ = bound_tx.send(Ok(bound));
                         let _ = stop_rx.await;
@@ -87,7 +128,7 @@ pub fn serve_in_background(
                 format!("cannot listen on '{addr}': {e}; pick a free port or another address"),
             )
         })?;
-    eprintln!("gpulse: serving http://{bound}/metrics");
+    eprintln!("gpulse: serving {scheme}://{bound}/metrics");
     Ok(BackgroundServer {
         addr: bound,
         _stop: stop_tx,

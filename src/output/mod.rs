@@ -8,3 +8,4 @@ pub mod json;
 pub mod prometheus;
 pub mod snapshot_text;
 pub mod stream;
+pub mod web_config;

@@ -49,8 +49,8 @@ pub fn missing_terminal() -> Option<&'static str> {
     None
 }
 
-/// Enter raw mode and the alternate screen and return the terminal; a panic restores the
-/// terminal before its message is printed. [`restore`] undoes it.
+/// Enter raw mode and the alternate screen and return the terminal; a panic on this thread
+/// restores the terminal before its message is printed. [`restore`] undoes it.
 pub fn init() -> io::Result<Term> {
     enter()?;
     ratatui::Terminal::new(TermBackend::new(io::stdout()))
@@ -62,8 +62,29 @@ pub fn init_screen() -> io::Result<Screen> {
     Ok(PartsTerminal::new(TermBackend::new(io::stdout())))
 }
 
+/// The thread that entered the alternate screen, while it is entered: only that thread may
+/// restore the terminal, as only it knows whether the screen is still in use.
+static OWNER: std::sync::Mutex<Option<std::thread::ThreadId>> = std::sync::Mutex::new(None);
+
+fn set_owner(owner: Option<std::thread::ThreadId>) {
+    if let Ok(mut o) = OWNER.lock() {
+        *o = owner;
+    }
+}
+
+/// Whether the terminal is held by a thread other than this one.
+fn held_by_another_thread() -> bool {
+    // `try_lock`: a panic hook must not wait; a lock held elsewhere means "unknown", and then
+    // leaving the screen alone is the safe side.
+    match OWNER.try_lock() {
+        Ok(o) => o.is_some_and(|id| id != std::thread::current().id()),
+        Err(_) => true,
+    }
+}
+
 fn enter() -> io::Result<()> {
     set_panic_hook();
+    set_owner(Some(std::thread::current().id()));
     terminal::enable_raw_mode()?;
     crossterm::execute!(io::stdout(), terminal::EnterAlternateScreen)
 }
@@ -72,15 +93,27 @@ fn enter() -> io::Result<()> {
 /// once). (ratatui's terminal queues its own "show the cursor" when dropped, into a frame that
 /// is never written.)
 pub fn restore() {
+    set_owner(None);
     let _ = terminal::disable_raw_mode();
     let _ = crossterm::execute!(io::stdout(), terminal::LeaveAlternateScreen, Show);
 }
 
+/// A panic on the thread that owns the terminal restores it, then prints as usual. A panic on
+/// any other thread while the screen is up (a query, the exporter) leaves the screen alone and
+/// goes to the log: that thread's owner turns it into an error the screen shows.
 fn set_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            if held_by_another_thread() {
+                let thread = std::thread::current();
+                tracing::error!(
+                    "thread '{}' failed: {info}",
+                    thread.name().unwrap_or("unnamed")
+                );
+                return;
+            }
             restore();
             hook(info);
         }));
@@ -453,6 +486,24 @@ mod tests {
         // Nothing built: nothing written.
         b.flush().unwrap();
         assert_eq!(b.writer.0.len(), 1);
+    }
+
+    #[test]
+    fn only_the_thread_that_entered_the_screen_may_restore_it() {
+        set_owner(Some(std::thread::current().id()));
+        assert!(!held_by_another_thread());
+        let from_a_worker = std::thread::spawn(held_by_another_thread)
+            .join()
+            .expect("worker");
+        assert!(from_a_worker, "a worker's panic leaves the screen alone");
+        set_owner(None);
+        let after_restore = std::thread::spawn(held_by_another_thread)
+            .join()
+            .expect("worker");
+        assert!(
+            !after_restore,
+            "with no screen up, any thread's panic prints as usual"
+        );
     }
 
     #[test]

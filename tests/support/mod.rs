@@ -1,8 +1,9 @@
 //! What the integration tests share: the library items they use ([`api`]), the labelled H200
 //! recordings under `tests/data` ([`labels`], [`traces`], [`detector`]), the real binary
 //! ([`cli`]), servers and HTTP on loopback ([`net`]), JSON Schema checks ([`schema`]), screens
-//! drawn to text ([`screen`]), a tmux server per test ([`tmux`]) and the stand-in NVML library
-//! ([`fake_nvml`]). Each test binary uses only part of it.
+//! drawn to text ([`screen`]), a tmux server per test ([`tmux`]), the stand-in NVML library
+//! ([`fake_nvml`]), certificates made with openssl ([`pki`]) and a real Prometheus
+//! ([`prometheus`]). Each test binary uses only part of it.
 #![allow(dead_code, unused_imports)]
 
 pub mod api;
@@ -11,6 +12,8 @@ pub mod detector;
 pub mod fake_nvml;
 pub mod labels;
 pub mod net;
+pub mod pki;
+pub mod prometheus;
 pub mod schema;
 pub mod screen;
 pub mod tmux;

@@ -1,0 +1,176 @@
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Instant;
+
+use super::*;
+use crate::engine::{Engine, EngineConfig};
+use crate::model::{DeviceInfo, GpuReading, Sample, SystemInfo};
+
+fn snapshots() -> watch::Receiver<Arc<Snapshot>> {
+    let system = SystemInfo {
+        hostname: "h".into(),
+        devices: vec![DeviceInfo {
+            index: 0,
+            name: "GPU".into(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut engine = Engine::new(system, EngineConfig::default());
+    engine.ingest(Sample {
+        t: crate::clock::now(),
+        gpus: vec![GpuReading::empty(0, Default::default())],
+        ..Default::default()
+    });
+    let (tx, rx) = watch::channel(engine.snapshot());
+    // The sender lives as long as the test process: the server sees a channel that stays open.
+    std::mem::forget(tx);
+    rx
+}
+
+/// A server on its own runtime thread, on a free loopback port.
+fn start(limits: Limits, security: WebSecurity) -> (SocketAddr, tokio::runtime::Runtime) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let addr = "127.0.0.1:0".parse().expect("addr");
+    let (bound, _task) = rt
+        .block_on(serve(
+            addr,
+            snapshots(),
+            Arc::new(|_| true),
+            limits,
+            security,
+        ))
+        .expect("listen");
+    (bound, rt)
+}
+
+fn short_limits() -> Limits {
+    Limits {
+        head_timeout: Duration::from_millis(400),
+        idle_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    }
+}
+
+fn status_of(response: &[u8]) -> Option<u16> {
+    let text = String::from_utf8_lossy(response);
+    text.split(' ').nth(1).and_then(|s| s.parse().ok())
+}
+
+fn get(addr: SocketAddr, extra_header: &str) -> Option<u16> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\n{extra_header}Connection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).ok()?;
+    status_of(&buf)
+}
+
+#[test]
+fn a_trickling_head_is_cut_off_at_its_deadline_not_kept_alive_by_each_byte() {
+    let (addr, _rt) = start(short_limits(), WebSecurity::default());
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_millis(20)))
+        .expect("timeout");
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    // One byte every 50 ms: each read is quick, the head never ends.
+    for byte in b"GET /metrics HTTP/1.1\r\nX-Slow: ".iter().cycle() {
+        if s.write_all(&[*byte]).is_err() {
+            break;
+        }
+        let mut buf = [0u8; 512];
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+        assert!(started.elapsed() < Duration::from_secs(3), "never cut off");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let took = started.elapsed();
+    assert_eq!(status_of(&answer), Some(408));
+    assert!(
+        took >= Duration::from_millis(350) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
+    let (addr, _rt) = start(short_limits(), WebSecurity::default());
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("write");
+    let mut buf = [0u8; 4096];
+    let n = s.read(&mut buf).expect("answer");
+    assert_eq!(status_of(&buf[..n]), Some(200));
+    let started = Instant::now();
+    assert_eq!(s.read(&mut buf).expect("closed"), 0);
+    let idle = started.elapsed();
+    assert!(
+        idle >= Duration::from_millis(250) && idle < Duration::from_secs(2),
+        "{idle:?}"
+    );
+}
+
+#[test]
+fn a_full_server_makes_room_for_a_scrape() {
+    let limits = Limits {
+        max_connections: 8,
+        head_timeout: Duration::from_secs(30),
+        ..Limits::default()
+    };
+    let (addr, _rt) = start(limits, WebSecurity::default());
+    // Twice as many stalled clients as the server takes, all halfway through a head.
+    let stalled: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).expect("connect");
+            s.write_all(b"GET /metr").expect("write");
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let started = Instant::now();
+    assert_eq!(get(addr, ""), Some(200));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // The oldest stalled clients were closed to make room.
+    let mut first = &stalled[0];
+    first
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let mut buf = [0u8; 64];
+    assert_eq!(first.read(&mut buf).expect("closed"), 0);
+}
+
+#[test]
+fn listed_users_are_let_in_and_others_get_401() {
+    let hash = bcrypt::hash("s3cr3t", 4).expect("hash");
+    let users =
+        auth::BasicAuthUsers::new(&BTreeMap::from([("alice".to_string(), hash)])).expect("valid");
+    let security = WebSecurity {
+        tls: None,
+        users: Some(Arc::new(users)),
+    };
+    let (addr, _rt) = start(Limits::default(), security);
+    assert_eq!(get(addr, ""), Some(401));
+    assert_eq!(
+        get(addr, "Authorization: Basic YWxpY2U6d3Jvbmc=\r\n"),
+        Some(401)
+    );
+    assert_eq!(
+        get(addr, "Authorization: Basic YWxpY2U6czNjcjN0\r\n"),
+        Some(200)
+    );
+}
