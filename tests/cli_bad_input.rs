@@ -314,7 +314,7 @@ fn headless_commands_log_to_stderr_and_keep_stdout_for_data() {
         assert!(doc["gpus"].is_array());
         stderr(&out)
     };
-    let warning = "gpulse: warning: serving metrics on 0.0.0.0:0, reachable from other machines";
+    let warning = "gpulse: warning: serving metrics on 0.0.0.0:0 to anyone who can reach it";
     assert!(snapshot(&[], None).contains(warning));
     assert!(!snapshot(&["-q"], None).contains(warning));
     assert!(!snapshot(&[], Some("error")).contains(warning));
