@@ -21,4 +21,5 @@ pub mod output;
 pub mod pipeline;
 pub mod recording;
 pub mod sampler;
+pub mod timeline;
 pub mod tui;
