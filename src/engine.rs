@@ -128,6 +128,8 @@ pub struct Engine {
     next_evidence: UnixTime,
     /// False when nothing reads snapshots (see [`Self::without_snapshots`]).
     snapshots: bool,
+    /// Buffer for the process IDs of one GPU (no allocation per tick).
+    pids: Vec<u32>,
 }
 
 impl Engine {
@@ -165,6 +167,7 @@ impl Engine {
             detector_revision: u64::MAX,
             next_evidence: f64::MIN,
             snapshots: true,
+            pids: Vec::new(),
         }
     }
 
@@ -233,6 +236,13 @@ impl Engine {
                 g.processes = reading.processes.clone();
             } else if let GpuStatus::Lost { .. } = reading.status {
                 g.processes.clear();
+            }
+        }
+        for (pos, g) in self.gpus.iter().enumerate() {
+            if g.status == GpuStatus::Ok {
+                self.pids.clear();
+                self.pids.extend(g.processes.iter().map(|p| p.pid));
+                self.detector.note_processes(pos, sample.t, &self.pids);
             }
         }
         let histories: Vec<&GpuHistory> = self.gpus.iter().map(|g| &g.history).collect();

@@ -68,8 +68,21 @@ impl GpuState {
             self.window.fill_missed_burst(h, fresh, cfg);
         }
         self.job.observe(h, cfg);
-        let job_start = self.job.context_since.unwrap_or(f64::NEG_INFINITY);
+        let job_start = self.job.job_from.unwrap_or(f64::NEG_INFINITY);
         self.window.push(fresh, keep_from.max(job_start));
+    }
+
+    /// The job on this GPU ended at `end`: its findings' tracks, its analysis, its stall watch
+    /// and its readings go (the caller ends the findings), and what follows starts clean.
+    pub fn close_job(&mut self, end: UnixTime) -> Option<Analysis> {
+        self.job.close(end);
+        self.tracks.clear();
+        self.watch = None;
+        self.early_eval_at = [None; 2];
+        if let Some(from) = self.job.job_from {
+            self.window.push(&[], from);
+        }
+        self.analysis.take()
     }
 
     /// Whether the last analysis still describes the window: a quiet GPU (see [`Self::quiet`]),

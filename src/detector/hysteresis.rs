@@ -132,6 +132,23 @@ impl Findings {
     }
 }
 
+/// End every active finding of `gpu` (its job ended at `end`): each ends at its last positive
+/// evaluation, at the latest at `end`.
+pub(super) fn end_all(
+    tracks: &mut BTreeMap<FindingKind, Track>,
+    findings: &mut Findings,
+    gpu: u32,
+    end: UnixTime,
+    events: &mut Vec<FindingEvent>,
+) {
+    for (kind, tr) in tracks.iter_mut().filter(|(_, tr)| tr.raised) {
+        let at = tr.last_positive.min(end);
+        if let Some(f) = findings.end(gpu, *kind, tr, at) {
+            events.push(FindingEvent::Cleared(f));
+        }
+    }
+}
+
 /// Raise, refresh or clear each kind on GPU `gpu` from this evaluation's candidates. While
 /// starvation is raised, erratic stalls (a stretch where the period is not recovered) keep it
 /// alive rather than raising a second finding for the same cause.

@@ -140,6 +140,10 @@ impl Detector {
     }
 
     fn evaluate(&mut self, t: UnixTime, gpus: &[&GpuHistory]) -> Vec<FindingEvent> {
+        let mut events = Vec::new();
+        for pos in 0..self.gpus.len() {
+            self.end_ended_job(pos, t, &mut events);
+        }
         let mut per_gpu: Vec<Vec<Candidate>> = (0..self.gpus.len())
             .map(|pos| self.evaluate_gpu(pos, t, gpus.get(pos).copied()))
             .collect();
@@ -153,11 +157,33 @@ impl Detector {
                 v.push(c);
             }
         }
-        let mut events = Vec::new();
         for (pos, cands) in per_gpu.into_iter().enumerate() {
             self.apply(pos, t, cands, &mut events);
         }
         events
+    }
+
+    /// A finding belongs to the job it was seen in: when the job on GPU `pos` has ended for good
+    /// (see [`job::JobContext::ended_job_over`]), its findings end with it, and the next job
+    /// starts clean.
+    fn end_ended_job(&mut self, pos: usize, t: UnixTime, events: &mut Vec<FindingEvent>) {
+        let gpu = self.gpu_index(pos);
+        let state = &mut self.gpus[pos];
+        let Some(end) = state.job.ended_job_over(t, &self.config) else {
+            return;
+        };
+        hysteresis::end_all(&mut state.tracks, &mut self.findings, gpu, end, events);
+        if let Some(old) = state.close_job(end) {
+            self.analysis_scratch.recycle(old.dips);
+        }
+    }
+
+    /// Take in the processes holding GPU `pos` at tick `t` (a source that lists them): a list
+    /// with none of the current job's processes is the next job.
+    pub fn note_processes(&mut self, pos: usize, t: UnixTime, pids: &[u32]) {
+        if let Some(state) = self.gpus.get_mut(pos) {
+            state.job.observe_processes(t, pids);
+        }
     }
 
     /// Analyse the window of GPU `pos` again unless the last analysis still describes it. A
@@ -196,11 +222,14 @@ impl Detector {
         w.analysed();
     }
 
-    /// The tick summary of GPU `pos` over the last rules window.
+    /// The tick summary of GPU `pos` over the last rules window of the current job.
     fn tick_summary(&self, pos: usize, t: UnixTime, h: Option<&GpuHistory>) -> TickSummary {
         let cfg = &self.config;
         let state = &self.gpus[pos];
-        let since = t - cfg.rules_window_s;
+        let since = state
+            .job
+            .job_from
+            .map_or(t - cfg.rules_window_s, |f| f.max(t - cfg.rules_window_s));
         let busy_tick = cfg.busy_util * 0.5;
         let mut summary = h
             .map(|h| summarise(h, since, busy_tick, cfg))
