@@ -144,7 +144,7 @@ impl Engine {
                 current: Metrics::default(),
                 processes: Vec::new(),
                 history: GpuHistory::new(config.retention_s, config.interval_s),
-                verdict: FindingKind::Idle,
+                verdict: FindingKind::Pending,
                 findings: Vec::new(),
                 watch: None,
             })

@@ -32,8 +32,10 @@ fn opt_pct(v: Option<f64>) -> String {
 /// The character a verdict is drawn with in the strip.
 pub fn verdict_mark(kind: FindingKind) -> char {
     match kind {
+        FindingKind::Pending => '?',
         FindingKind::Idle => '.',
         FindingKind::Healthy => '=',
+        FindingKind::Stalling => '~',
         FindingKind::InputStarvation => 'S',
         FindingKind::ErraticStalls => 'E',
         FindingKind::HostBound => 'H',
@@ -152,7 +154,7 @@ mod tests {
     fn the_strip_draws_each_verdict_where_it_held_with_a_legend() {
         let s = timeline_of(
             [
-                (0.0, FindingKind::Idle),
+                (0.0, FindingKind::Pending),
                 (6.0, FindingKind::Healthy),
                 (30.0, FindingKind::InputStarvation),
             ],
@@ -161,10 +163,13 @@ mod tests {
         let (strip, legend, cell) = verdict_strip(&s).expect("a strip");
         assert_eq!(strip.chars().count(), STRIP_WIDTH);
         assert_eq!(cell, 1.0);
-        assert_eq!(&strip[..6], "......");
+        assert_eq!(&strip[..6], "??????");
         assert_eq!(&strip[6..30], "=".repeat(24));
         assert_eq!(&strip[30..], "S".repeat(30));
-        assert_eq!(legend, ". idle  = healthy  S input starvation");
+        assert_eq!(
+            legend,
+            "? too little data yet  = healthy  S input starvation"
+        );
         assert!(verdict_strip(&[]).is_none());
     }
 }

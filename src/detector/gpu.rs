@@ -85,6 +85,14 @@ impl GpuState {
         self.analysis.take()
     }
 
+    /// Seconds of readings the window holds of the current job.
+    pub fn job_span(&self) -> f64 {
+        match (self.window.ts.front(), self.window.ts.back()) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0.0,
+        }
+    }
+
     /// Whether the last analysis still describes the window: a quiet GPU (see [`Self::quiet`]),
     /// or a raised periodic finding whose pattern goes on (see [`Self::pattern_goes_on`]).
     pub fn reusable(&self, t: UnixTime, cfg: &DetectorConfig) -> bool {

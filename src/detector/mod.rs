@@ -312,9 +312,7 @@ impl Detector {
             cfg,
             events,
         );
-        let v = verdict::verdict_of(&self.findings.active, gpu, state, cfg);
-        state.verdict = Some(v);
-        verdict::update_watch(state, v, t, cfg);
+        state.verdict = Some(verdict::decide(&self.findings.active, gpu, state, t, cfg));
     }
 
     /// What the detector sees on GPU `gpu` while it has no finding (see [`Watch`]).
@@ -322,12 +320,13 @@ impl Detector {
         self.gpus.get(gpu).and_then(|g| g.watch)
     }
 
-    /// The current verdict of GPU `gpu` (position in the system's device list).
+    /// The current verdict of GPU `gpu` (position in the system's device list); `pending`
+    /// before its first evaluation.
     pub fn verdict(&self, gpu: usize) -> FindingKind {
         self.gpus
             .get(gpu)
             .and_then(|g| g.verdict)
-            .unwrap_or(FindingKind::Idle)
+            .unwrap_or(FindingKind::Pending)
     }
 
     /// Changes whenever the active findings or verdicts may have changed (each evaluation), so a

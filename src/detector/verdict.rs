@@ -30,12 +30,14 @@ pub fn priority(kind: FindingKind) -> usize {
         .unwrap_or(PRIORITY.len())
 }
 
-/// The verdict of `gpu`: its active warn or high finding of the highest severity, then by
-/// [`priority`]. Without one: busy on enough evidence (a mean at or above `idle_util` from at
-/// least `busy_evidence_s` of activity, not a lone blip), or work that keeps coming in bursts
-/// (`min_bursts`) to a GPU holding a context (a job waiting between batches is not idle), is
-/// healthy; else idle.
-pub(super) fn verdict_of(
+/// The verdict of `gpu` before the stall watch: its active warn or high finding of the highest
+/// severity, then by [`priority`]. Without one: `idle` when no process holds a context on it;
+/// `pending` while the current job has less than `min_span_s` of readings (too little to
+/// judge); `healthy` when busy on enough evidence (a mean at or above `idle_util` from at least
+/// `busy_evidence_s` of activity, not a lone blip); `stalling` when work keeps coming in bursts
+/// (`min_bursts`) to a GPU holding a context (a job waiting between batches is neither idle nor
+/// healthy); else `idle`.
+fn base_verdict(
     active: &[Finding],
     gpu: u32,
     state: &GpuState,
@@ -49,29 +51,50 @@ pub(super) fn verdict_of(
     if let Some(kind) = named {
         return kind;
     }
+    if state.job.no_context() {
+        return FindingKind::Idle;
+    }
+    if state.job_span() < cfg.min_span_s {
+        return FindingKind::Pending;
+    }
     let r = &state.recent;
     let busy = r.mean.is_some_and(|m| m >= cfg.idle_util) && r.active_s >= cfg.busy_evidence_s;
-    let bursts_keep_coming = state.holds_memory && r.bursts >= cfg.min_bursts;
-    if busy || bursts_keep_coming {
+    if busy {
         FindingKind::Healthy
+    } else if state.holds_memory && r.bursts >= cfg.min_bursts {
+        FindingKind::Stalling
     } else {
         FindingKind::Idle
     }
 }
 
-/// Update the watch of a GPU whose verdict is `verdict` at `t`. A GPU without a finding (called
-/// healthy, or idle while a process holds its memory) shows the stalls its rules window holds;
-/// stalls already shown stay while a longer span (`named_stalls_windows` rules windows) still
-/// holds enough of them, and an evaluation that sees too few does not hide them at once: they
-/// stay up to `watch_hold_s` unless a finding came.
-pub(super) fn update_watch(
+/// The verdict of `gpu` at `t`, with its stall watch updated. The verdict never contradicts the
+/// watch: a GPU without a finding whose watch shows stalls is `stalling` until their cause is
+/// named, however busy it reads between them.
+pub(super) fn decide(
+    active: &[Finding],
+    gpu: u32,
     state: &mut GpuState,
-    verdict: FindingKind,
     t: UnixTime,
     cfg: &DetectorConfig,
-) {
-    let unnamed =
-        verdict == FindingKind::Healthy || (verdict == FindingKind::Idle && state.holds_memory);
+) -> FindingKind {
+    let base = base_verdict(active, gpu, state, cfg);
+    let unnamed = matches!(base, FindingKind::Healthy | FindingKind::Stalling)
+        || (base == FindingKind::Idle && state.holds_memory && !state.job.no_context());
+    update_watch(state, unnamed, t, cfg);
+    if unnamed && state.watch.is_some() {
+        FindingKind::Stalling
+    } else {
+        base
+    }
+}
+
+/// Update the watch of a GPU. A GPU without a finding (`unnamed`: healthy or stalling, or idle
+/// while a process holds its memory) shows the stalls its rules window holds; stalls already
+/// shown stay while a longer span (`named_stalls_windows` rules windows) still holds enough of
+/// them, and an evaluation that sees too few does not hide them at once: they stay up to
+/// `watch_hold_s` unless a finding came.
+fn update_watch(state: &mut GpuState, unnamed: bool, t: UnixTime, cfg: &DetectorConfig) {
     let window = cfg.rules_window_s;
     let seen = match &state.analysis {
         Some(a) if unnamed && a.span_s >= cfg.min_span_s => {

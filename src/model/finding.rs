@@ -4,7 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use super::UnixTime;
 
-/// The detector's vocabulary; these strings are also the JSON and Prometheus vocabulary.
+/// The detector's vocabulary: the kinds of finding and the verdicts of a GPU. A verdict is the
+/// kind of the GPU's most important finding, or, without one, one of the verdicts that are no
+/// finding: `pending` (too little data of the current job to judge), `idle`, `healthy`, and
+/// `stalling` (stalls seen, their cause not named yet). These strings are also the JSON and
+/// Prometheus vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
@@ -22,10 +26,12 @@ pub enum FindingKind {
     PcieDegraded,
     SingleGpuBusy,
     Imbalance,
+    Pending,
+    Stalling,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 14] = [
+    pub const ALL: [FindingKind; 16] = [
         FindingKind::Idle,
         FindingKind::Healthy,
         FindingKind::InputStarvation,
@@ -40,6 +46,16 @@ impl FindingKind {
         FindingKind::PcieDegraded,
         FindingKind::SingleGpuBusy,
         FindingKind::Imbalance,
+        FindingKind::Pending,
+        FindingKind::Stalling,
+    ];
+
+    /// The verdicts that are no finding: the detector never raises them.
+    pub const VERDICTS_ONLY: [FindingKind; 4] = [
+        FindingKind::Pending,
+        FindingKind::Idle,
+        FindingKind::Healthy,
+        FindingKind::Stalling,
     ];
 
     /// The snake_case name (`input_starvation`).
@@ -59,6 +75,8 @@ impl FindingKind {
             FindingKind::PcieDegraded => "pcie_degraded",
             FindingKind::SingleGpuBusy => "single_gpu_busy",
             FindingKind::Imbalance => "imbalance",
+            FindingKind::Pending => "pending",
+            FindingKind::Stalling => "stalling",
         }
     }
 
@@ -79,6 +97,20 @@ impl FindingKind {
             FindingKind::PcieDegraded => "PCIe link degraded",
             FindingKind::SingleGpuBusy => "single GPU busy",
             FindingKind::Imbalance => "imbalance",
+            FindingKind::Pending => "too little data yet",
+            FindingKind::Stalling => "stalling, cause not named yet",
+        }
+    }
+
+    /// How bad the kind is as a verdict: information for `pending`, `idle` and `healthy`, high
+    /// for the hardware and memory findings that threaten the job (`throttled`,
+    /// `memory_pressure`), a warning for the others. A finding carries its own severity, which
+    /// may differ (a short periodic stall is information).
+    pub fn severity(self) -> Severity {
+        match self {
+            FindingKind::Pending | FindingKind::Idle | FindingKind::Healthy => Severity::Info,
+            FindingKind::MemoryPressure | FindingKind::Throttled => Severity::High,
+            _ => Severity::Warn,
         }
     }
 

@@ -272,6 +272,6 @@ pub fn advice(kind: FindingKind) -> &'static str {
         FindingKind::PcieDegraded => "the PCIe link runs below its maximum while busy: reseat the card, check the slot or riser and the BIOS PCIe settings",
         FindingKind::SingleGpuBusy => "one GPU works while others hold memory and wait: DataParallel → DistributedDataParallel, check device placement",
         FindingKind::Imbalance => "GPUs of one job differ in load: a straggler rank, uneven data sharding, or one GPU doing extra work (logging, eval)",
-        FindingKind::Idle | FindingKind::Healthy => "",
+        FindingKind::Idle | FindingKind::Healthy | FindingKind::Pending | FindingKind::Stalling => "",
     }
 }
