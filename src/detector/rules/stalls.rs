@@ -132,6 +132,10 @@ pub fn erratic(e: &Evaluation) -> Option<Candidate> {
     } else {
         cfg.rules_window_s
     };
+    let counted = || {
+        stalls()
+            .filter(|d| now - d.start <= span && e.s.mem_steady_since.is_none_or(|t| d.start >= t))
+    };
     let recent = now - last.start <= gap_limit
         && e.s.of_the_current_job(
             (first.start, last.start),
@@ -140,10 +144,7 @@ pub fn erratic(e: &Evaluation) -> Option<Candidate> {
             now,
             cfg,
         )
-        && stalls()
-            .filter(|d| now - d.start <= span && e.s.mem_steady_since.is_none_or(|t| d.start >= t))
-            .count()
-            >= cfg.erratic_min_dips;
+        && counted().count() >= cfg.erratic_min_dips;
     let no_period = a
         .period
         .is_none_or(|p| p.period_s < 0.9 * cfg.min_period_s || !p.ongoing_at(now));
@@ -178,7 +179,8 @@ pub fn erratic(e: &Evaluation) -> Option<Candidate> {
         } else {
             Severity::Warn
         },
-        start: first.start,
+        // The stalls that name it: earlier dips of the window (a warm-up) are not its evidence.
+        start: counted().next().map_or(first.start, |d| d.start),
         summary: Summary::ErraticStalls {
             stalls: n_stalls,
             span_s: a.span_s,

@@ -16,6 +16,8 @@ pub(super) struct Band<'a> {
     pub us: &'a [f32],
     pub mean: f64,
     pub busy_level: f64,
+    /// The level lost time is measured against (see [`super::full_level`]).
+    pub full_level: f64,
     pub span_s: f64,
     pub whole_hist: Option<&'a [u32; 101]>,
     pub cfg: &'a DetectorConfig,
@@ -116,6 +118,7 @@ impl Band<'_> {
             ts: self.ts,
             us: self.us,
             busy_level: h,
+            full_level: self.full_level,
             dips,
             edges: if by_ends { ends } else { starts },
             whole_hist: self.whole_hist,
@@ -162,7 +165,7 @@ impl Band<'_> {
     /// `a` takes the band's dips (from the scratch's spare list) and what they show. Returns
     /// whether the search is over: the dips come too fast to resolve, or they follow a period.
     pub fn describe(&self, a: &mut Analysis, out: BandOutcome, scratch: &mut Scratch) -> bool {
-        let (ts, us, h) = (self.ts, self.us, self.busy_level);
+        let (ts, us, h, full) = (self.ts, self.us, self.busy_level, self.full_level);
         // A period of the latest dips alone is described by those dips.
         a.dip_s = match out
             .tail_from
@@ -182,11 +185,13 @@ impl Band<'_> {
         // Lost time over the cycles themselves (the window may also hold other behaviour).
         let n = ts.len();
         let from = ts.partition_point(|t| *t < per.first_start);
-        let m = (n - from).max(1);
-        a.lost_fraction = shortfall_from(us, from, h, self.whole_hist) / (h * m as f64);
-        // Far more time lost than the dips explain: the busy stretches hide stalls that fall
-        // between samples, so the true period is shorter than the one seen. Several waits to a
-        // cycle, of uneven lengths: the share of the cycles' time their dips cover.
+        let m = (n - from).max(1) as f64;
+        let lost = |level: f64| shortfall_from(us, from, level, self.whole_hist) / (level * m);
+        a.lost_fraction = lost(full);
+        // Far more time lost below the busy level than the dips (marked against it) explain: the
+        // busy stretches hide stalls that fall between samples, so the true period is shorter
+        // than the one seen. Several waits to a cycle, of uneven lengths: the share of the
+        // cycles' time their dips cover.
         let dip_share = if per.dips_per_cycle > 1 {
             let last = ts[n - 1];
             let idle: f64 = a
@@ -199,7 +204,8 @@ impl Band<'_> {
         } else {
             a.dip_s.unwrap_or(0.0) / per.period_s
         };
-        if a.lost_fraction > dip_share + 0.2 {
+        let below_busy = if full == h { a.lost_fraction } else { lost(h) };
+        if below_busy > dip_share + 0.2 {
             a.too_fast = true;
         } else {
             a.period = Some(per);

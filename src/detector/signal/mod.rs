@@ -40,8 +40,12 @@ pub struct Analysis {
     pub busy_level: f64,
     /// Share of samples with any activity.
     pub active_share: f64,
-    /// Σ max(0, H − u) / (H·N).
+    /// Σ max(0, L − u) / (L·N), L the full level.
     pub lost_fraction: f64,
+    /// The level the job reads when its work is not interrupted, which lost time is measured
+    /// against: the busy level, or 100% where bursts shorter than a reading never show it (see
+    /// [`full_level`]).
+    pub full_level: f64,
     pub dips: Vec<Dip>,
     /// Median length of the dips that both began and ended in the window.
     pub dip_s: Option<f64>,
@@ -181,6 +185,20 @@ fn levels(ts: &[f64], us: &[f32], c: &Counts, cfg: &DetectorConfig) -> Analysis 
     a
 }
 
+/// The level lost time is measured against. A reading is the share of its window with a kernel
+/// resident, so a window that is idle most of the time (`bursty`) and whose busiest readings
+/// stay below `busy_util` holds bursts shorter than a reading: they never show the level the
+/// job reads when fed, and the busy level of their partial readings would make every step look
+/// longer than it is. Lost time is then measured against a kernel resident all the time (100%):
+/// one minus the mean, the share of time the GPU had nothing to run.
+fn full_level(busy_level: f64, bursty: bool, cfg: &DetectorConfig) -> f64 {
+    if bursty && busy_level < cfg.busy_util {
+        100.0
+    } else {
+        busy_level
+    }
+}
+
 /// [`analyse`], with the window's histograms when they are kept (`hist`, used only when it
 /// counts exactly these samples with this activity threshold), in reused buffers. The result is
 /// the same.
@@ -210,9 +228,10 @@ pub fn analyse_window(
     a.busy_level = h;
     // The whole window's histogram, read by whole percent when every sample is one.
     let whole_hist = c.whole.then_some(&c.all);
-    a.lost_fraction = shortfall_from(us, 0, h, whole_hist) / (h * n as f64);
     // Mostly idle with bursts: a burst the window caught only in part still reads well below H.
     let bursty = percentile_hist(&c.all, n as u32, 0.5) < cfg.bursty_median * h;
+    a.full_level = full_level(h, bursty, cfg);
+    a.lost_fraction = shortfall_from(us, 0, a.full_level, whole_hist) / (a.full_level * n as f64);
     let bands: &[(f64, f64)] = if bursty {
         &[(
             cfg.dip_enter * cfg.burst_band_enter,
@@ -229,6 +248,7 @@ pub fn analyse_window(
         us,
         mean: a.mean,
         busy_level: h,
+        full_level: a.full_level,
         span_s: a.span_s,
         whole_hist,
         cfg,

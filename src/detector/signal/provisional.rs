@@ -119,6 +119,8 @@ pub(super) struct Cycles<'a> {
     pub ts: &'a [f64],
     pub us: &'a [f32],
     pub busy_level: f64,
+    /// The level lost time is measured against.
+    pub full_level: f64,
     pub dips: &'a [Dip],
     /// The dip edges (starts or ends, in time order) the period was found on.
     pub edges: &'a [f64],
@@ -126,18 +128,23 @@ pub(super) struct Cycles<'a> {
 }
 
 /// Whether a provisional period (fewer than `min_cycles` cycles, the latest dips of the window)
-/// is trusted: a long period below the cadence range, spacings that agree closely, every dip of
-/// the cycles deep and about as long as the others (a loader's wait is its period less the
-/// step; random stalls of random lengths are not), and a large share of the time since the first
-/// dip lost.
+/// is trusted: a period of at least `provisional_min_period_s`, spacings that agree closely,
+/// every dip of the cycles deep and about as long as the others (a loader's wait is its period
+/// less the step, a checkpoint's pause the time to save; random stalls of random lengths are
+/// not), and enough of the time since the first dip lost: `provisional_min_lost` below the
+/// cadence range (a loader's cycle), `stall_min_lost` in it (a checkpoint or evaluation pause
+/// loses less, and a cadence is named as soon as its third pause begins).
 pub(super) fn trusted(w: &Cycles, per: &Period, cfg: &DetectorConfig) -> bool {
     let h = w.busy_level;
-    if per.period_s < cfg.provisional_min_period_s
-        || per.period_s >= cfg.stall_min_period_s
-        || h < cfg.provisional_min_busy * cfg.idle_util
-    {
+    if per.period_s < cfg.provisional_min_period_s || h < cfg.provisional_min_busy * cfg.idle_util {
         return false;
     }
+    let cadence = per.period_s >= cfg.stall_min_period_s;
+    let min_lost = if cadence {
+        cfg.stall_min_lost
+    } else {
+        cfg.provisional_min_lost
+    };
     let run = &w.edges[w.edges.partition_point(|s| *s < per.first_start)..];
     if even_spacing(run, cfg.provisional_agree).is_none() {
         return false;
@@ -159,7 +166,17 @@ pub(super) fn trusted(w: &Cycles, per: &Period, cfg: &DetectorConfig) -> bool {
     {
         return false;
     }
+    // A cadence's pause still going on is judged once it has lasted nearly as long as the
+    // shortest before it: a pause that ends early (an evaluation pass shorter than the last) is
+    // another length, and a cadence named on its start would be dropped again when it ends.
+    let now = w.ts[w.ts.len() - 1];
+    let open = cycle_dips().find(|d| d.end.is_none());
+    let too_early = open.is_some_and(|d| now - d.start < (1.0 - cfg.provisional_dip_agree) * lo);
+    if cadence && n > 0 && too_early {
+        return false;
+    }
     let from = w.ts.partition_point(|t| *t < per.first_start);
     let m = (w.ts.len() - from).max(1);
-    shortfall_from(w.us, from, h, w.whole_hist) / (h * m as f64) >= cfg.provisional_min_lost
+    let full = w.full_level;
+    shortfall_from(w.us, from, full, w.whole_hist) / (full * m as f64) >= min_lost
 }

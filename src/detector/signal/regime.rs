@@ -17,6 +17,7 @@ fn holds_min_cycles(span_s: f64, cfg: &DetectorConfig) -> bool {
 /// found a period.
 fn adopt_period(a: &mut Analysis, tail: Analysis, scratch: &mut Scratch) {
     a.busy_level = tail.busy_level;
+    a.full_level = tail.full_level;
     a.lost_fraction = tail.lost_fraction;
     scratch.recycle(std::mem::replace(&mut a.dips, tail.dips));
     a.dip_s = tail.dip_s;
