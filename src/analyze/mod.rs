@@ -17,7 +17,7 @@ use crate::backend::SampleSource;
 use crate::detector::signal::{bin, percentile_hist};
 use crate::detector::{DetectorConfig, FindingEvent};
 use crate::engine::{Engine, EngineConfig};
-use crate::model::{Finding, FindingKind, GpuReading, Sample, SystemInfo, UnixTime};
+use crate::model::{DeviceInfo, Finding, FindingKind, GpuReading, Sample, SystemInfo, UnixTime};
 use crate::recording::{RecordingError, RecordingReader};
 use crate::timeline::VerdictTimeline;
 
@@ -85,13 +85,20 @@ pub fn open_source(
     }
 }
 
-/// Utilization readings of one GPU counted by whole percent.
+/// Utilization readings of one GPU counted by whole percent, and what the file holds of the
+/// readings that tell a busy GPU's work apart.
 #[derive(Clone)]
 struct UtilCounts {
     hist: [u32; 101],
     n: u32,
     sum: f64,
     idle: u64,
+    /// Ticks at or above `busy_util`, and the most power drawn on one.
+    busy_ticks: u64,
+    busy_power_w: Option<f64>,
+    /// Any SM activity reading; any power limit.
+    sm_read: bool,
+    limit_read: bool,
 }
 
 impl UtilCounts {
@@ -101,6 +108,39 @@ impl UtilCounts {
             n: 0,
             sum: 0.0,
             idle: 0,
+            busy_ticks: 0,
+            busy_power_w: None,
+            sm_read: false,
+            limit_read: false,
+        }
+    }
+
+    /// What a busy tick's readings can tell: SM activity, the power limit, the power drawn.
+    fn add_tick(&mut self, g: &GpuReading, busy_util: f64) {
+        let m = &g.metrics;
+        self.sm_read |= m.sm_active.is_some();
+        self.limit_read |= m.power_limit_w.is_some();
+        if m.util_gpu.is_some_and(|u| u >= busy_util) {
+            self.busy_ticks += 1;
+            if let Some(p) = m.power_w {
+                self.busy_power_w = Some(self.busy_power_w.map_or(p, |b| b.max(p)));
+            }
+        }
+    }
+
+    /// What the file cannot show of a GPU (described by `dev`) that was busy: without SM
+    /// activity or a power limit, whether full utilization is real work is judged only against
+    /// the most power the GPU drew busy in the file.
+    fn limits(&self, dev: &DeviceInfo) -> Vec<String> {
+        let blind = self.busy_ticks >= 8
+            && !self.sm_read
+            && !self.limit_read
+            && dev.power_limit_watts.is_none();
+        match (blind, self.busy_power_w) {
+            (true, Some(p)) => vec![format!(
+                "no SM activity or power limit in the file: busy but idle is judged only against the most power this GPU drew at full utilization here ({p:.0} W); log power.limit (or record with gpulse) to judge it from the first job"
+            )],
+            _ => Vec::new(),
         }
     }
 
@@ -189,14 +229,15 @@ impl Run {
     }
 
     /// Count the readings of `sample` and put it through `engine`.
-    fn ingest(&mut self, engine: &mut Engine, sample: Sample, idle_util: f64) {
+    fn ingest(&mut self, engine: &mut Engine, sample: Sample, cfg: &DetectorConfig) {
         self.samples += 1;
         self.start.get_or_insert(sample.t);
         self.end = Some(sample.t);
         let t = sample.t;
         for g in &sample.gpus {
             if let Some(pos) = self.system.devices.iter().position(|d| d.index == g.index) {
-                self.counts[pos].add_reading(g, idle_util);
+                self.counts[pos].add_reading(g, cfg.idle_util);
+                self.counts[pos].add_tick(g, cfg.busy_util);
             }
         }
         for ev in engine.ingest(sample) {
@@ -247,7 +288,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
     engine.without_snapshots();
     let mut run = Run::new(system);
     while let Some(sample) = source.next_sample() {
-        run.ingest(&mut engine, sample, detector.idle_util);
+        run.ingest(&mut engine, sample, detector);
     }
     let found = run.findings(&mut engine);
     let last = run.end.unwrap_or(0.0);
@@ -269,6 +310,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
                 verdict: verdict_over(&findings, last, busy),
                 timeline: timeline.finish(last),
                 stats: counts.stats(span, time_lost(&findings, last)),
+                limits: counts.limits(d),
                 findings,
             }
         })

@@ -34,6 +34,9 @@ pub struct GpuReport {
     pub timeline: Vec<VerdictSegment>,
     /// Every finding, in order of start; `end` is null for one still going at the end of the file.
     pub findings: Vec<Finding>,
+    /// What the file cannot show of this GPU, and why (readings it lacks).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<String>,
     pub stats: GpuStats,
 }
 

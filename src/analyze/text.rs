@@ -100,6 +100,9 @@ fn gpu_text(o: &mut String, g: &GpuReport) {
         let _ = writeln!(o, "  timeline |{strip}| (1 character = {cell:.1} s)");
         let _ = writeln!(o, "           {legend}");
     }
+    for limit in &g.limits {
+        let _ = writeln!(o, "  cannot judge: {limit}");
+    }
     if g.findings.is_empty() {
         let _ = writeln!(o, "  no findings");
     }

@@ -26,6 +26,8 @@ pub(super) struct GpuState {
     /// A full rules window of data: cross-GPU comparisons may judge it.
     pub comparable: bool,
     pub holds_memory: bool,
+    /// The most power the GPU drew on a tick at or above `busy_util`.
+    pub busy_power_w: Option<f64>,
     /// The last full analysis of the window and its time.
     pub analysis: Option<Analysis>,
     pub analysed_at: UnixTime,
@@ -46,6 +48,7 @@ impl GpuState {
             watch_at: 0.0,
             comparable: false,
             holds_memory: false,
+            busy_power_w: None,
             analysis: None,
             analysed_at: 0.0,
             early_eval_at: [None; 2],
@@ -68,6 +71,13 @@ impl GpuState {
             self.window.fill_missed_burst(h, fresh, cfg);
         }
         self.job.observe(h, cfg);
+        if let Some(m) = h.ticks.last().filter(|tk| tk.ok).map(|tk| &tk.metrics) {
+            if let (Some(u), Some(p)) = (m.util_gpu, m.power_w) {
+                if u >= cfg.busy_util && self.busy_power_w.is_none_or(|b| p > b) {
+                    self.busy_power_w = Some(p);
+                }
+            }
+        }
         let job_start = self.job.job_from.unwrap_or(f64::NEG_INFINITY);
         self.window.push(fresh, keep_from.max(job_start));
     }

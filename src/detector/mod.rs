@@ -243,6 +243,7 @@ impl Detector {
                 summary.mem_steady_since = Some(settled.min(since));
             }
         }
+        summary.busy_power_peak = state.busy_power_w;
         summary.no_context_at = state.job.no_context_at;
         summary.context_lost_at = state.job.context_lost_at;
         summary

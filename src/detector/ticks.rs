@@ -33,6 +33,9 @@ pub struct TickSummary {
     /// within the ticks summarised, or, steady over all of them, since it settled in the
     /// detector's longer memory of the GPU; `None` without memory readings.
     pub mem_steady_since: Option<UnixTime>,
+    /// The most power the GPU drew on a tick at or above `busy_util`, over everything the
+    /// detector has seen of it (not only the rules window).
+    pub busy_power_peak: Option<f64>,
 }
 
 /// How far memory in use may move from `bytes` and still be steady (`mem_steady_share` of it,

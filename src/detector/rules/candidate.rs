@@ -93,6 +93,8 @@ pub enum Summary {
         sm: Option<f64>,
         /// Power and the reference it is compared with, when SM activity is not read.
         power: (f64, f64),
+        /// The reference is the power limit (else the most the GPU drew when busy before).
+        of_limit: bool,
     },
     MemoryIdle {
         share: f64,
@@ -222,10 +224,14 @@ impl Summary {
                 util,
                 sm,
                 power: (p, reference),
+                of_limit,
             } => {
                 let what = match sm {
                     Some(sm) => format!("SM activity only {sm:.0}%"),
-                    None => format!("power only {p:.0} W of {reference:.0} W"),
+                    None if of_limit => format!("power only {p:.0} W of {reference:.0} W"),
+                    None => format!(
+                        "power only {p:.0} W, against {reference:.0} W when this GPU was busy before"
+                    ),
                 };
                 format!("utilization reads {util:.0}% but {what}")
             }

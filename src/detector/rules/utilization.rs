@@ -79,30 +79,46 @@ pub fn host_bound(e: &Evaluation) -> Option<Candidate> {
     Some(c)
 }
 
+/// The power a busy GPU is compared with: its power limit, or the most it drew at busy
+/// utilization so far, whichever is more (whether it is the limit). A source without the limit
+/// (an nvidia-smi log without `power.limit`) still shows what this GPU draws when it works.
+fn power_reference(limit: Option<f64>, busy_peak: Option<f64>) -> Option<(f64, bool)> {
+    match (limit, busy_peak) {
+        (Some(l), Some(p)) if p > l => Some((p, false)),
+        (Some(l), _) => Some((l, true)),
+        (None, Some(p)) => Some((p, false)),
+        (None, None) => None,
+    }
+}
+
 /// Busy but idle: utilization at `busy_util` or more while SM activity is below
 /// `busy_but_idle_sm`, or, without SM activity, while the power is below
-/// `busy_but_idle_power_share` of the GPU's reference power.
+/// `busy_but_idle_power_share` of the GPU's reference power (see [`power_reference`]).
 pub fn busy_but_idle(e: &Evaluation) -> Option<Candidate> {
     let (cfg, s) = (e.cfg, e.s);
     let util = s.util_mean.filter(|u| *u >= cfg.busy_util && e.enough())?;
     let sm_low = s.sm_mean.filter(|sm| *sm < cfg.busy_but_idle_sm);
-    let reference = s.power_limit.or(e.dev.and_then(|d| d.power_limit_watts));
-    let power_low = match (s.power_mean, reference) {
-        (Some(p), Some(lim)) if lim > 0.0 && p < cfg.busy_but_idle_power_share * lim => {
-            Some((p, lim))
-        }
-        _ => None,
-    };
+    let limit = s.power_limit.or(e.dev.and_then(|d| d.power_limit_watts));
+    let (reference, of_limit) = power_reference(limit, s.busy_power_peak)?;
+    let power_low = s
+        .power_mean
+        .filter(|p| reference > 0.0 && *p < cfg.busy_but_idle_power_share * reference)
+        .map(|p| (p, reference));
     if sm_low.is_none() && (s.sm_mean.is_some() || power_low.is_none()) {
         return None;
     }
     let power = power_low.unwrap_or((0.0, 1.0));
+    let reference_key = if of_limit {
+        "power_limit_w"
+    } else {
+        "busy_power_w"
+    };
     let signals: &[(&str, f64)] = match sm_low {
         Some(sm) => &[("util_gpu", util), ("sm_active", sm)],
         None => &[
             ("util_gpu", util),
             ("power_w", power.0),
-            ("power_limit_w", power.1),
+            (reference_key, power.1),
         ],
     };
     Some(Candidate::of_signals(
@@ -114,6 +130,7 @@ pub fn busy_but_idle(e: &Evaluation) -> Option<Candidate> {
             util,
             sm: sm_low,
             power,
+            of_limit,
         },
     ))
 }
