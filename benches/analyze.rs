@@ -1,5 +1,6 @@
-//! `analyze` throughput: a synthetic 24 h, 8-GPU nvidia-smi log (`-lms 250`, the shared traces'
-//! query), written to a temporary file and read through the CSV reader, engine and detector.
+//! `analyze` throughput: a synthetic 24 h, 8-GPU nvidia-smi log (`-lms 250`, the query of the
+//! labelled logs in tests/data), written to a temporary file and read through the CSV reader,
+//! engine and detector.
 //!
 //! `cargo bench --bench analyze`
 

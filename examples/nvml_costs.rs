@@ -86,6 +86,7 @@ fn main() -> anyhow::Result<()> {
         "process_utilization_stats",
         "samples(GpuUtilization)",
         "power_usage",
+        "total_energy_consumption",
         "temperature",
         "clock_info(SM)",
         "clock_info(Memory)",
@@ -128,6 +129,8 @@ fn main() -> anyhow::Result<()> {
         }
         let k = next();
         costs[k].time(|| device.power_usage());
+        let k = next();
+        costs[k].time(|| device.total_energy_consumption());
         let k = next();
         costs[k].time(|| device.temperature(TemperatureSensor::Gpu));
         let k = next();

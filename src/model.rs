@@ -181,6 +181,11 @@ pub struct Metrics {
     pub dram_active: Option<f64>,
     /// Clock event reasons bitmask (see [`throttle`]).
     pub throttle: Option<u64>,
+    /// The GPU's energy counter, joules (NVML's total energy since the driver loaded; amdgpu's
+    /// hwmon `energy1_input`). Only differences between two readings mean anything; it is read
+    /// on its own period and carried between reads.
+    #[serde(default)]
+    pub energy_j: Option<f64>,
 }
 
 /// What kind of GPU context a process holds.

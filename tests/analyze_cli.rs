@@ -1,45 +1,35 @@
-//! `gpulse analyze` as a user runs it: the real binary on the shared traces and on fixture logs.
+//! `gpulse analyze` as a user runs it: the real binary on the labelled H200 jobs' nvidia-smi logs
+//! (`tests/data/h200`) and on fixture logs.
 
-use std::path::{Path, PathBuf};
+mod support;
 
-use assert_cmd::Command;
+use std::path::PathBuf;
+
 use predicates::prelude::*;
+use support::cli::{analyze_json, gpulse_in};
+use support::labels::{job, Folder, Input};
+
+const LOADER_8_WORKERS: &str = "resnet50-batch-128-loader-8-workers-8ms-per-sample-25s";
+const LOADER_4_WORKERS: &str = "resnet50-batch-128-loader-4-workers-12ms-per-sample";
+const HEALTHY: &str = "resnet50-batch-256-data-on-gpu-25s";
+const IDLE: &str = "idle-no-process";
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/smi")
-        .join(name)
+    support::fixture("smi").join(name)
 }
 
-fn trace(name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    ["../shared", "../../shared"]
-        .iter()
-        .map(|s| root.join(s).join("traces/h200-2026-12-02").join(name))
-        .find(|p| p.exists())
-        .expect("the shared traces at ../shared/traces/h200-2026-12-02")
-}
-
-fn gpulse(tz: &str) -> Command {
-    let mut c = Command::cargo_bin("gpulse").expect("binary");
-    // No user config file: the config directory is one without a gpulse/ folder.
-    c.env("TZ", tz).env("XDG_CONFIG_HOME", fixture(""));
-    c.env_remove("GPULSE_BACKEND").env_remove("GPULSE_CONFIG");
-    c
-}
-
-fn json(args: &[&Path], tz: &str) -> serde_json::Value {
-    let mut c = gpulse(tz);
-    c.arg("analyze").arg("--json").args(args);
-    let out = c.assert().success().get_output().stdout.clone();
-    serde_json::from_slice(&out).expect("one JSON document")
+/// The nvidia-smi log of the labelled job `name`.
+fn smi_log(name: &str) -> PathBuf {
+    Folder::open(name)
+        .input(Input::NvidiaSmi)
+        .unwrap_or_else(|| panic!("{name}: no nvidia-smi.csv"))
 }
 
 #[test]
 fn text_report_names_the_verdict_the_evidence_and_the_fix() {
-    gpulse("UTC")
+    gpulse_in("UTC")
         .arg("analyze")
-        .arg(trace("starved_dips.smi.csv"))
+        .arg(smi_log(LOADER_8_WORKERS))
         .assert()
         .success()
         .stdout(predicate::str::contains("GPU 0: input_starvation"))
@@ -53,8 +43,9 @@ fn text_report_names_the_verdict_the_evidence_and_the_fix() {
 
 #[test]
 fn json_report_has_gpus_findings_stats_file_and_unix_times() {
-    let path = trace("starved_spiky.smi.csv");
-    let v = json(&[&path], "UTC");
+    let path = smi_log(LOADER_4_WORKERS);
+    let label_start = job(LOADER_4_WORKERS).start;
+    let v = analyze_json(&[&path], "UTC");
     assert_eq!(v["file"], path.display().to_string());
     assert!(v["warnings"].as_array().expect("warnings").is_empty());
     let g = &v["gpus"][0];
@@ -65,9 +56,9 @@ fn json_report_has_gpus_findings_stats_file_and_unix_times() {
     assert_eq!(f["severity"], "high");
     let start = f["start"].as_f64().expect("start");
     let detected = f["detected_at"].as_f64().expect("detected_at");
-    // 2026-12-02 13:28:04.6 UTC.
-    assert!((start - 1_796_218_084.6).abs() < 5.0, "{start}");
-    assert!(detected >= start && detected - 1_796_218_084.576 <= 15.0);
+    // The job's start mark: 2026-12-02 13:28:04.6 UTC.
+    assert!((start - label_start).abs() < 5.0, "{start}");
+    assert!(detected >= start && detected - label_start <= 15.0);
     assert!((f["period_s"].as_f64().expect("period") - 1.75).abs() < 0.25);
     assert!(f["lost_fraction"].as_f64().expect("lost") > 0.5);
     assert!(f["advice"].as_str().expect("advice").contains("pin_memory"));
@@ -86,15 +77,17 @@ fn json_report_has_gpus_findings_stats_file_and_unix_times() {
 
 #[test]
 fn timestamps_are_local_time_under_tz() {
-    let path = trace("healthy.smi.csv");
-    let utc = json(&[&path], "UTC")["start"].as_f64().expect("start");
-    let ny = json(&[&path], "America/New_York")["start"]
+    let path = smi_log(HEALTHY);
+    let utc = analyze_json(&[&path], "UTC")["start"]
         .as_f64()
         .expect("start");
-    let tokyo = json(&[&path], "Asia/Tokyo")["start"]
+    let ny = analyze_json(&[&path], "America/New_York")["start"]
         .as_f64()
         .expect("start");
-    assert!((utc - 1_796_218_050.5).abs() < 1.0, "{utc}");
+    let tokyo = analyze_json(&[&path], "Asia/Tokyo")["start"]
+        .as_f64()
+        .expect("start");
+    assert!((utc - job(HEALTHY).start).abs() < 1.0, "{utc}");
     // 13:27 in New York (EST, UTC-5) is five hours later than 13:27 UTC; Tokyo nine earlier.
     assert!((ny - utc - 5.0 * 3600.0).abs() < 1e-3, "{}", ny - utc);
     assert!((utc - tokyo - 9.0 * 3600.0).abs() < 1e-3, "{}", utc - tokyo);
@@ -102,7 +95,7 @@ fn timestamps_are_local_time_under_tz() {
 
 #[test]
 fn interleaved_gpus_with_units_na_and_a_garbled_line() {
-    let v = json(&[&fixture("two_gpus_units.csv")], "UTC");
+    let v = analyze_json(&[&fixture("two_gpus_units.csv")], "UTC");
     let gpus = v["gpus"].as_array().expect("gpus");
     assert_eq!(gpus.len(), 2);
     assert_eq!(gpus[0]["name"], "NVIDIA H200");
@@ -116,7 +109,7 @@ fn interleaved_gpus_with_units_na_and_a_garbled_line() {
         "{w}"
     );
     // The same warning goes to stderr in text mode.
-    gpulse("UTC")
+    gpulse_in("UTC")
         .arg("analyze")
         .arg(fixture("two_gpus_units.csv"))
         .assert()
@@ -126,7 +119,7 @@ fn interleaved_gpus_with_units_na_and_a_garbled_line() {
 
 #[test]
 fn no_units_and_uuid_instead_of_index() {
-    let v = json(&[&fixture("nounits_uuid_memory_idle.csv")], "UTC");
+    let v = analyze_json(&[&fixture("nounits_uuid_memory_idle.csv")], "UTC");
     let g = &v["gpus"][0];
     assert_eq!(g["verdict"], "memory_idle", "{v}");
     assert_eq!(g["index"], 0);
@@ -134,14 +127,14 @@ fn no_units_and_uuid_instead_of_index() {
 
 #[test]
 fn headerless_logs_need_fields() {
-    gpulse("UTC")
+    gpulse_in("UTC")
         .arg("analyze")
         .arg(fixture("noheader.csv"))
         .assert()
         .code(1)
         .stderr(predicate::str::contains("noheader.csv"))
         .stderr(predicate::str::contains("--fields"));
-    let out = gpulse("UTC")
+    let out = gpulse_in("UTC")
         .args([
             "analyze",
             "--json",
@@ -161,34 +154,34 @@ fn headerless_logs_need_fields() {
 
 #[test]
 fn empty_unrecognised_and_recording_files_are_errors_that_say_what_was_expected() {
-    gpulse("UTC")
+    gpulse_in("UTC")
         .arg("analyze")
         .arg(fixture("empty.csv"))
         .assert()
         .code(1)
         .stderr(predicate::str::contains("empty.csv").and(predicate::str::contains("expected")));
-    gpulse("UTC")
+    gpulse_in("UTC")
         .arg("analyze")
         .arg(fixture("not_a_log.csv"))
         .assert()
         .code(1)
         .stderr(predicate::str::contains("not_a_log.csv"))
         .stderr(predicate::str::contains("timestamp"));
-    gpulse("UTC")
+    gpulse_in("UTC")
         .arg("analyze")
         .arg(fixture("recording.jsonl"))
         .assert()
         .code(1)
         .stderr(predicate::str::contains("not a gpulse recording"));
     // A bad file does not stop the others.
-    gpulse("UTC")
+    gpulse_in("UTC")
         .arg("analyze")
         .arg(fixture("empty.csv"))
-        .arg(trace("idle.smi.csv"))
+        .arg(smi_log(IDLE))
         .assert()
         .code(1)
         .stdout(predicate::str::contains("GPU 0: idle"));
-    gpulse("UTC")
+    gpulse_in("UTC")
         .arg("analyze")
         .arg(fixture("does-not-exist.csv"))
         .assert()

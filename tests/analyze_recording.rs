@@ -2,35 +2,22 @@
 //! binary, recordings written by the recorder from the simulator on a virtual clock and by
 //! `gpulse record` itself, damaged recordings, and the real H200 recording slices.
 
+mod support;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
-use gpulse::backend::{Backend, DeviceSampler};
-use gpulse::model::Sample;
-use gpulse::recording::Recorder;
 use predicates::prelude::*;
+use support::api::{Backend, DeviceSampler, Recorder, Sample, Scenario, SimBackend, SimConfig};
+use support::cli::{analyze_json, gpulse_in};
+use support::labels::{job, Folder};
 
-fn gpulse() -> Command {
-    let mut c = Command::cargo_bin("gpulse").expect("binary");
-    let no_config = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/smi");
-    c.env("TZ", "UTC").env("XDG_CONFIG_HOME", no_config);
-    c.env_remove("GPULSE_BACKEND").env_remove("GPULSE_CONFIG");
-    c
+fn gpulse() -> assert_cmd::Command {
+    gpulse_in("UTC")
 }
 
 fn json(path: &Path) -> serde_json::Value {
-    let out = gpulse()
-        .arg("analyze")
-        .arg("--json")
-        .arg(path)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("one JSON document")
+    analyze_json(&[path], "UTC")
 }
 
 /// `seconds` of the simulator's `scenario` on 3 GPUs, written by the recorder on a virtual clock.
@@ -169,21 +156,16 @@ fn a_damaged_recording_is_analysed_up_to_the_damage_with_warnings_naming_the_lin
     assert_eq!(v["warnings"].as_array().expect("warnings").len(), 2);
 }
 
-/// A file of one of the H200 runs under `tests/data` (`dir` names the run).
-fn h200_run(dir: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(dir)
-        .join(name)
-}
-
-fn h200(name: &str) -> PathBuf {
-    h200_run("h200-2026-12-02-gpulse", name)
+/// The recording of the labelled job `name` (`tests/data/h200/NAME/recording.ndjson.zst`).
+fn recording(name: &str) -> PathBuf {
+    Folder::open(name).recording()
 }
 
 #[test]
 fn the_real_h200_recordings_give_their_verdicts_with_gpm_evidence() {
-    let v = json(&h200("starved_2s.ndjson.zst"));
+    let v = json(&recording(
+        "resnet50-batch-128-loader-2-workers-30ms-per-sample-32s",
+    ));
     assert_eq!(v["source"], "gpulse recording, nvml");
     let g = &v["gpus"][0];
     assert_eq!(g["name"], "NVIDIA H200");
@@ -200,7 +182,9 @@ fn the_real_h200_recordings_give_their_verdicts_with_gpm_evidence() {
     );
     gpulse()
         .arg("analyze")
-        .arg(h200("starved_5s.ndjson.zst"))
+        .arg(recording(
+            "resnet50-batch-256-loader-1-worker-20ms-per-sample-31s",
+        ))
         .assert()
         .success()
         .stdout(predicate::str::contains(
@@ -208,7 +192,7 @@ fn the_real_h200_recordings_give_their_verdicts_with_gpm_evidence() {
         ));
     gpulse()
         .arg("analyze")
-        .arg(h200("sync_bound.ndjson.zst"))
+        .arg(recording("mlp-batch-32-loss-item-every-step-22s"))
         .assert()
         .success()
         .stdout(predicate::str::contains("GPU 0 (NVIDIA H200): host_bound"))
@@ -230,16 +214,14 @@ fn a_compressed_file_that_is_not_a_recording_is_an_error_naming_it() {
         .stderr(predicate::str::contains("not a gpulse recording"));
 }
 
-/// Run 3 on the H200: `starved_dips` (8 DataLoader workers sleeping 8 ms per sample) recorded
-/// with the sample buffer read every 2 s, the processes every second and their utilization
-/// every 5 s (`tests/data/h200-2026-12-02-gpulse-run3/README.md`).
-fn run3(name: &str) -> PathBuf {
-    h200_run("h200-2026-12-02-gpulse-run3", name)
-}
+/// A job whose workers sleep 8 ms per sample, recorded with the driver's sample buffer read every
+/// 2 s, the processes every second and their utilization every 5 s.
+const BUFFER_READ_EVERY_2S: &str =
+    "resnet50-batch-128-loader-8-workers-8ms-per-sample-buffer-read-every-2s";
 
 #[test]
 fn a_recording_with_windows_read_every_two_seconds_keeps_every_window_and_names_the_starvation() {
-    let path = run3("starved_dips-sleeping-workers.ndjson.zst");
+    let path = recording(BUFFER_READ_EVERY_2S);
     let file = std::fs::File::open(&path).expect("recording");
     let text = std::io::read_to_string(zstd::Decoder::new(file).expect("zstd")).expect("text");
     let mut windows: Vec<f64> = Vec::new();
@@ -269,8 +251,8 @@ fn a_recording_with_windows_read_every_two_seconds_keeps_every_window_and_names_
         .iter()
         .find(|f| f["kind"] == "input_starvation")
         .expect("an input_starvation finding");
-    // The job's start mark (marks.csv): named within 15 s of it.
-    let start = 1_796_237_181.494;
+    // The job's start mark: named within 15 s of it.
+    let start = job(BUFFER_READ_EVERY_2S).start;
     let detected = starving["detected_at"].as_f64().expect("detected_at");
     assert!(
         detected - start < 15.0,
@@ -293,10 +275,10 @@ fn a_recording_with_windows_read_every_two_seconds_keeps_every_window_and_names_
 
 /// A recorded starving job's findings through `analyze --json`, and its `input_starvation`
 /// finding; the verdict must be `input_starvation`.
-fn starving_job(run: &str, file: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
-    let v = json(&h200_run(run, file));
+fn starving_job(name: &str) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let v = json(&recording(name));
     let g = &v["gpus"][0];
-    assert_eq!(g["verdict"], "input_starvation", "{file}");
+    assert_eq!(g["verdict"], "input_starvation", "{name}");
     let findings = g["findings"].as_array().expect("findings").clone();
     let starving = findings
         .iter()
@@ -313,16 +295,14 @@ fn period_named(finding: &serde_json::Value, start: f64, truth: f64) -> f64 {
     finding["detected_at"].as_f64().expect("detected_at") - start
 }
 
-/// Run 4 on the H200: one DataLoader worker, a batch every ~4.2 s
-/// (`tests/data/h200-2026-12-02-gpulse-run4/README.md`), a job the detector was not tuned on.
+const ONE_WORKER_4S: &str = "resnet50-batch-192-loader-1-worker-20ms-per-sample";
+
+/// One DataLoader worker, a batch every ~4.2 s.
 #[test]
 fn a_one_worker_job_with_a_four_second_period_is_flagged_at_once_and_its_period_named() {
-    let (findings, starving) = starving_job(
-        "h200-2026-12-02-gpulse-run4",
-        "starved_4s-one-worker.ndjson.zst",
-    );
-    // The start mark (marks.csv): a starving kind within 15 s of it.
-    let start = 1_796_248_041.002;
+    let (findings, starving) = starving_job(ONE_WORKER_4S);
+    // The start mark: a starving kind within 15 s of it.
+    let start = job(ONE_WORKER_4S).start;
     let first = findings
         .iter()
         .filter(|f| f["kind"] == "input_starvation" || f["kind"] == "erratic_stalls")
@@ -342,20 +322,19 @@ fn a_one_worker_job_with_a_four_second_period_is_flagged_at_once_and_its_period_
     assert!(notes.contains("only 1 DataLoader workers"), "{notes}");
 }
 
-/// Run 5 on the H200: one DataLoader worker, a batch every ~5.5 s after a warm-up that flickers
-/// (`tests/data/h200-2026-12-02-gpulse-run5/README.md`), recorded live.
+const ONE_WORKER_AFTER_WARM_UP: &str =
+    "resnet50-batch-256-loader-1-worker-20ms-per-sample-after-warm-up";
+
+/// One DataLoader worker, a batch every ~5.5 s after a warm-up that flickers.
 #[test]
 fn a_warm_up_before_a_slow_loader_does_not_hide_its_period() {
-    let (_, starving) = starving_job(
-        "h200-2026-12-02-gpulse-run5",
-        "starved_5s-warm-up.ndjson.zst",
-    );
-    // The start mark (marks.csv). The third burst, which ends the second long dip, is in the
+    let (_, starving) = starving_job(ONE_WORKER_AFTER_WARM_UP);
+    // The start mark. The third burst, which ends the second long dip, is in the
     // window 13.3 s after it, which arrived with the read of the driver's buffer (every 2 s
     // here) at 13.7 s: named from three cycles then, not when the third long dip's first window
     // arrives with the next read (15.6 s before), nor after the warm-up's dips have left the
     // median (20.6 s before that). The burst spacing in the driver windows is 5.5 s.
-    let named = period_named(&starving, 1_796_255_058.867, 5.5);
+    let named = period_named(&starving, job(ONE_WORKER_AFTER_WARM_UP).start, 5.5);
     assert!(
         (13.3..14.0).contains(&named),
         "named {named} s after the start"

@@ -1,17 +1,14 @@
 //! The nvidia-smi CSV reader in-process: grouping, windows, values, and arbitrary input.
 
+mod support;
+
 use std::io::Cursor;
 use std::path::Path;
 
-use gpulse::backend::smi_csv::SmiCsvSource;
-use gpulse::backend::SampleSource;
-use gpulse::model::throttle;
 use proptest::prelude::*;
+use support::api::{throttle, Sample, SampleSource, SmiCsvSource};
 
-fn read(
-    text: &[u8],
-    fields: Option<&[String]>,
-) -> Result<(SmiCsvSource, Vec<gpulse::model::Sample>), String> {
+fn read(text: &[u8], fields: Option<&[String]>) -> Result<(SmiCsvSource, Vec<Sample>), String> {
     let mut src = SmiCsvSource::from_reader(
         Path::new("mem.csv"),
         Box::new(Cursor::new(text.to_vec())),

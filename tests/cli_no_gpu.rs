@@ -1,12 +1,13 @@
 //! Without an NVIDIA driver, `gpulse --backend nvml` exits 2 with one clear message before it
 //! touches the terminal.
 
+mod support;
+
 use std::process::Command;
 
 use assert_cmd::prelude::*;
 use predicates::prelude::*;
-
-const BIN: &str = env!("CARGO_BIN_EXE_gpulse");
+use support::cli::BIN;
 
 fn driver_loaded() -> bool {
     std::path::Path::new("/proc/driver/nvidia/version").exists()

@@ -2,15 +2,15 @@
 //! message naming the key and the value and exit status 2, before anything starts; valid files,
 //! `config init|check|show|path`, and command line over file over defaults.
 
-mod output_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 
-use output_support::gpulse;
 use serde_json::Value;
+use support::cli::gpulse;
 
 fn invalid_configs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/invalid_configs");
+    let dir = support::repo("tests/invalid_configs");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/invalid_configs")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -1,10 +1,10 @@
 //! The signal rules and the cross-GPU rules through the engine, on constructed readings.
 
-use gpulse::detector::FindingEvent;
-use gpulse::engine::{Engine, EngineConfig};
-use gpulse::model::{
-    throttle, DeviceInfo, FindingKind, GpuReading, Metrics, Sample, Severity, SystemInfo,
-    UtilSampling, UtilWindow,
+mod support;
+
+use support::api::{
+    throttle, DeviceInfo, Engine, EngineConfig, FindingEvent, FindingKind, GpuReading, Metrics,
+    Sample, Severity, SystemInfo, UtilSampling, UtilWindow,
 };
 
 const T0: f64 = 1_800_000_000.0;
@@ -249,9 +249,9 @@ fn a_log_takes_the_bursts_its_utilization_missed_from_its_power() {
 }
 
 /// Steady work for 20 s, then a loader that delivers a batch every 4 s, polled like an
-/// nvidia-smi log (H200 run 8): the log catches every burst but at 13–41% of the steady level,
-/// and on some bursts the power rose a tick before the utilization caught it (0% at +7 W, then
-/// 31%). That tick is no missed burst: taken at the steady phase's 100% it stood beside the
+/// nvidia-smi log (on the H200: resnet50-healthy-then-loader-2-workers-30ms-per-sample-for-37s):
+/// the log catches every burst but at 13–41% of the steady level, and on some bursts the power
+/// rose a tick before the utilization caught it (0% at +7 W, then 31%). That tick is no missed burst: taken at the steady phase's 100% it stood beside the
 /// caught 31%, the caught bursts without it ended no dip, and the job was named 26 s after onset.
 #[test]
 fn a_burst_the_log_caught_a_tick_after_its_power_rose_is_not_filled() {

@@ -1,12 +1,12 @@
 //! The detector on synthetic jobs (200 ms driver windows read by a 250 ms poller) and on the
 //! simulated backend through the real engine.
 
-use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
-use gpulse::backend::{Backend, DeviceSampler};
-use gpulse::detector::synth::{self, Polling, SynthJob};
-use gpulse::detector::{DetectorConfig, FindingEvent};
-use gpulse::engine::{Engine, EngineConfig};
-use gpulse::model::{Finding, FindingKind, GpuReading, Sample};
+mod support;
+
+use support::api::{
+    synth, Backend, DetectorConfig, DeviceSampler, Engine, EngineConfig, Finding, FindingEvent,
+    FindingKind, GpuReading, Polling, Sample, Scenario, SimBackend, SimConfig, SynthJob,
+};
 
 const T0: f64 = 1_800_000_000.0;
 
@@ -334,8 +334,8 @@ fn simulated_scenarios_get_their_verdicts_within_15_s() {
 #[test]
 fn a_long_cycle_idle_between_short_bursts_is_starvation_not_a_cadence() {
     // A loader so slow that a batch arrives every 10 or 15 s and the GPU computes it in 1.5–2 s
-    // (85% of each cycle lost; H200 run 6: two workers delivering a pair of batches every 13 s,
-    // 99% lost); beside it, a cadence of the same period that leaves the GPU busy for most of
+    // (85% of each cycle lost; on the H200, resnet50-batch-256-loader-2-workers-50ms-per-sample:
+    // two workers delivering a pair of batches every 13 s, 99% lost); beside it, a cadence of the same period that leaves the GPU busy for most of
     // each cycle.
     for &period in &[10.0, 15.0] {
         let slow = SynthJob::periodic(period, 0.85, 0.04, 7, 30.0 + 6.0 * period);

@@ -1,13 +1,15 @@
 //! `gpulse doctor` end to end: the real binary on simulated GPUs, with a stand-in `python3`
 //! (tests/fixtures/doctor/bin/python3) answering the framework probes from fixture files.
 
+mod support;
+
 use std::path::PathBuf;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor")
+    support::fixture("doctor")
 }
 
 /// `gpulse --backend sim --gpus 2 doctor ARGS` with the fake python3 answering from `answers`.

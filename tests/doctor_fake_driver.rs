@@ -1,22 +1,12 @@
 //! `gpulse doctor` on NVML facts, from a stand-in libnvidia-ml.so.1 (tests/fixtures/nvml/fake_nvml.c)
 //! loaded through the real dlopen: where the library came from, versions, and the GPU's settings.
 
+mod support;
+
 use std::path::Path;
-use std::process::Command;
 
 use predicates::prelude::*;
-
-fn build_fake(dir: &Path) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvml/fake_nvml.c");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let status = Command::new(&cc)
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(dir.join("libnvidia-ml.so.1"))
-        .arg(&src)
-        .status()
-        .unwrap_or_else(|e| panic!("the C compiler '{cc}' is needed to build the fake NVML: {e}"));
-    assert!(status.success());
-}
+use support::fake_nvml;
 
 fn doctor(dir: &Path, mode: &str, args: &[&str]) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("gpulse").unwrap();
@@ -33,7 +23,7 @@ fn doctor(dir: &Path, mode: &str, args: &[&str]) -> assert_cmd::Command {
 #[test]
 fn doctor_reports_the_loaded_library_and_the_gpus_settings() {
     let dir = tempfile::tempdir().unwrap();
-    build_fake(dir.path());
+    fake_nvml::build(dir.path());
     let lib = dir.path().join("libnvidia-ml.so.1");
     doctor(dir.path(), "ok", &[])
         .assert()
@@ -63,7 +53,7 @@ fn doctor_reports_the_loaded_library_and_the_gpus_settings() {
 #[test]
 fn doctor_without_a_driver_fails_on_the_driver_and_says_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
-    build_fake(dir.path());
+    fake_nvml::build(dir.path());
     let out = doctor(dir.path(), "driver_not_loaded", &["--json"])
         .assert()
         .code(1)

@@ -1,18 +1,14 @@
 //! The dashboard's modes in a real terminal (tmux): the signal dialog's refusals, replaying a
 //! recording with its keys, and recording from the dashboard with `r`.
 
-mod e2e_support;
+mod support;
 
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
-use e2e_support::Tmux;
-use gpulse::backend::sim::Scenario;
-use gpulse::backend::SampleSource;
-use gpulse::recording::Recorder;
-use gpulse::recording::RecordingReader;
-use gpulse::tui::fixture::{SimRun, T0};
+use support::api::{Recorder, RecordingReader, SampleSource, Scenario, SimRun, T0};
+use support::tmux::Tmux;
 
 /// The recorded time the status line shows, seconds after [`T0`] (12:00:00).
 fn replay_position(screen: &str) -> Option<u32> {

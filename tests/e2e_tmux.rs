@@ -1,12 +1,13 @@
-//! The real binary in a real terminal: `gpulse demo` inside a detached tmux session, driven with
+//! The real binary in a real terminal: `gpulse demo` inside a detached tmux, driven with
 //! send-keys and read back with capture-pane. Needs tmux (`.ci/run` installs it).
 
-mod e2e_support;
+mod support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use e2e_support::Tmux;
+use support::tmux::Tmux;
+
 const SPARK_GLYPHS: &[char] = &['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 #[test]

@@ -2,16 +2,17 @@
 //! Prometheus answers, and misbehaves on request: down, stalled, chunked, partly failing, not
 //! Prometheus at all.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
-
-use gpulse::fleet::{refresh_once, DetectorCache, FleetOptions, PromClient, Refresher, Source};
-use gpulse::model::FindingKind;
+use support::api::{
+    refresh_once, DetectorCache, FindingKind, FleetOptions, PromClient, Refresher, Source,
+};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
@@ -35,12 +36,7 @@ impl Drop for FakePrometheus {
 }
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/prometheus")
-            .join(name),
-    )
-    .unwrap()
+    std::fs::read(support::fixture("prometheus").join(name)).unwrap()
 }
 
 /// The fixture that answers a request line, by its `query=` parameter.

@@ -3,87 +3,16 @@
 //! (its `gpulse_*` series are dropped at scrape time). `gpulse fleet --json` must return every GPU
 //! with the expected verdict, and the screen in tmux must list them worst first.
 
-use std::net::TcpListener;
+mod support;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A tmux server of our own, killed on drop.
-struct Tmux(String);
-
-impl Tmux {
-    fn cmd(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .args(["-L", &self.0])
-            .args(args)
-            .output()
-            .expect("run tmux")
-    }
-
-    fn capture(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "fleet"]).stdout)
-            .to_string()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
-}
-
-fn tool(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "`{name}` is required in CI; .ci/run installs it"
-        );
-        eprintln!("note: `{name}` is not installed; this test is skipped outside CI");
-    }
-    found
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-fn gpulse() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gpulse"));
-    c.env_remove("GPULSE_CONFIG")
-        .env("XDG_CONFIG_HOME", "/nonexistent/gpulse-test-config-home")
-        .env_remove("GPULSE_BACKEND")
-        .env_remove("GPULSE_PROMETHEUS")
-        .env("RUST_LOG", "warn");
-    c
-}
-
-fn spawn(mut cmd: Command) -> Guard {
-    Guard(
-        cmd.stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start a process"),
-    )
-}
+use support::cli::gpulse;
+use support::net::{free_port, spawn_quiet, tool, ChildGuard};
+use support::tmux::Tmux;
 
 /// What a host's GPUs must show.
 #[derive(Clone, Copy)]
@@ -114,8 +43,8 @@ const HOSTS: [(&str, &str, bool, Expect); 4] = [
 const GPUS_PER_HOST: usize = 2;
 
 struct World {
-    _exporters: Vec<Guard>,
-    _prometheus: Guard,
+    _exporters: Vec<ChildGuard>,
+    _prometheus: ChildGuard,
     _dir: tempfile::TempDir,
     url: String,
 }
@@ -135,7 +64,7 @@ fn start_world(prometheus: PathBuf) -> World {
                 &(7 + i).to_string(),
             ])
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")]);
-        exporters.push(spawn(cmd));
+        exporters.push(spawn_quiet(cmd));
         jobs.push_str(&format!(
             "  - job_name: {job}\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n    metric_relabel_configs:\n      - target_label: Hostname\n        replacement: {host}\n",
             job = if *dcgm_only { "dcgm" } else { host },
@@ -161,7 +90,7 @@ fn start_world(prometheus: PathBuf) -> World {
         ))
         .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
         .current_dir(dir.path());
-    let prometheus = spawn(cmd);
+    let prometheus = spawn_quiet(cmd);
     World {
         _exporters: exporters,
         _prometheus: prometheus,
@@ -301,26 +230,11 @@ fn a_real_prometheus_fleet_in_json_and_on_screen() {
     );
 
     // The screen, in a real terminal.
-    let tmux = Tmux(format!("gpulse-fleet-{}", std::process::id()));
-    let bin = env!("CARGO_BIN_EXE_gpulse");
-    let out = tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        "fleet",
-        "-x",
-        "120",
-        "-y",
-        "30",
-        &format!(
-            "env XDG_CONFIG_HOME=/nonexistent {bin} fleet --prometheus {} --refresh 1s",
-            world.url
-        ),
-    ]);
-    assert!(
-        out.status.success(),
-        "tmux: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let tmux = Tmux::start(
+        120,
+        30,
+        "",
+        &format!("fleet --prometheus {} --refresh 1s", world.url),
     );
     let mut screen = String::new();
     let started = Instant::now();
@@ -350,7 +264,7 @@ fn a_real_prometheus_fleet_in_json_and_on_screen() {
     assert!(screen.contains("GPU 1/8 · page 1/1"), "{screen}");
 
     // Select the second GPU and open it.
-    tmux.cmd(&["send-keys", "-t", "fleet", "j", "Enter"]);
+    tmux.keys(&["j", "Enter"]);
     let started = Instant::now();
     loop {
         screen = tmux.capture();
@@ -364,17 +278,9 @@ fn a_real_prometheus_fleet_in_json_and_on_screen() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(screen.contains("utilization, last"), "{screen}");
-    tmux.cmd(&["send-keys", "-t", "fleet", "Escape"]);
-    tmux.cmd(&["send-keys", "-t", "fleet", "q"]);
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(10) {
-        let alive = tmux.cmd(&["has-session", "-t", "fleet"]).status.success();
-        if !alive {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    panic!("q did not quit the fleet screen:\n{}", tmux.capture());
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["q"]);
+    assert_eq!(tmux.wait_exit(), 0, "q quits the fleet screen");
 }
 
 #[test]

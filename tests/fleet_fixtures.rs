@@ -2,21 +2,16 @@
 //! target (node-a: GPU 0 starving, GPU 1 healthy), a plain dcgm-exporter-style target (node-b:
 //! GPU 0 idle, GPU 1 busy) and a target that is down; plus error and partial answers.
 
-use std::path::PathBuf;
+mod support;
 
-use gpulse::detector::DetectorConfig;
-use gpulse::fleet::api::{parse_answer, ApiError, ResultType};
-use gpulse::fleet::build::build;
-use gpulse::fleet::queries::Grid;
-use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Query, QueryResults};
-use gpulse::fleet::rank;
-use gpulse::fleet::{DetectorCache, Fleet, Source};
-use gpulse::model::FindingKind;
+use support::api::{
+    build, dcgm_only_instances, fleet_to_json, parse_answer, rank, raw_util_promql, ApiError,
+    DetectorCache, DetectorConfig, FindingKind, Fleet, Grid, Query, QueryResults, ResultType,
+    Source,
+};
 
 fn fixture(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/prometheus")
-        .join(name);
+    let p = support::fixture("prometheus").join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -276,7 +271,7 @@ fn ranking_classes_put_starvation_first_and_idle_last() {
 #[test]
 fn json_lists_every_gpu_with_the_documented_fields() {
     let fleet = fleet_from(&results_with(&[]));
-    let text = gpulse::fleet::json::to_json(&fleet, "http://127.0.0.1:9090", &[]).unwrap();
+    let text = fleet_to_json(&fleet, "http://127.0.0.1:9090", &[]).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["schema_version"], 1);
     let gpus = v["gpus"].as_array().unwrap();

@@ -1,14 +1,12 @@
 //! Joining, de-duplicating, ranking and the dcgm-only detector path on constructed answers.
 
-use std::collections::BTreeMap;
+mod support;
 
-use gpulse::detector::DetectorConfig;
-use gpulse::fleet::api::{Answer, ResultType, Series};
-use gpulse::fleet::build::build;
-use gpulse::fleet::queries::Grid;
-use gpulse::fleet::queries::{Query, QueryResults};
-use gpulse::fleet::{dcgm, rank, DetectorCache, Fleet, Source};
-use gpulse::model::FindingKind;
+use std::collections::BTreeMap;
+use support::api::{
+    build, dcgm, rank, Answer, ApiError, DetectorCache, DetectorConfig, FindingKind, Fleet, Grid,
+    Query, QueryResults, ResultType, Series, Source,
+};
 
 const NOW: f64 = 1_800_000_000.0;
 
@@ -26,7 +24,7 @@ fn series(pairs: &[(&str, &str)], points: Vec<(f64, f64)>) -> Series {
     }
 }
 
-fn answer(kind: ResultType, series: Vec<Series>) -> Result<Answer, gpulse::fleet::api::ApiError> {
+fn answer(kind: ResultType, series: Vec<Series>) -> Result<Answer, ApiError> {
     Ok(Answer {
         result_type: kind,
         series,

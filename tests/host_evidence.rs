@@ -1,11 +1,11 @@
 //! Loader evidence and finding annotation, on hand-built process trees and on the simulator's.
 
-use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
-use gpulse::backend::DeviceSampler;
-use gpulse::host::{annotate_finding, loader_evidence, HostProbe, LoaderVerdict};
-use gpulse::model::{
-    Evidence, Finding, FindingKind, GpuProcess, GpuReading, HostProcess, HostReading, Sample,
-    Severity,
+mod support;
+
+use support::api::{
+    annotate_finding, loader_evidence, DeviceSampler, Evidence, Finding, FindingKind, GpuProcess,
+    GpuReading, HostProbe, HostProcess, HostReading, LoaderVerdict, Sample, Scenario, Severity,
+    SimBackend, SimConfig,
 };
 
 fn worker(pid: u32, ppid: u32, cpu: f64, state: char) -> HostProcess {

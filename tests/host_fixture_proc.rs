@@ -1,15 +1,15 @@
 //! The host probe on fake procfs trees (`tests/fixtures/proc/...`): process tree, CPU rates,
 //! identity, container PID resolution, per-core CPU, and the loader evidence drawn from them.
 
-use std::path::{Path, PathBuf};
+mod support;
 
-use gpulse::host::{loader_evidence, HostProbe, LoaderVerdict};
-use gpulse::model::{GpuProcess, GpuReading, Sample};
+use std::path::{Path, PathBuf};
+use support::api::{
+    loader_evidence, unresolved_label, GpuProcess, GpuReading, HostProbe, LoaderVerdict, Sample,
+};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/proc")
-        .join(name)
+    support::fixture("proc").join(name)
 }
 
 fn clock_hz() -> f64 {
@@ -193,10 +193,7 @@ fn inside_a_container_host_pids_map_to_device_holders_or_are_labelled() {
     assert!(!lost.resolved, "nobody here holds /dev/nvidia1");
     assert_eq!(lost.user, None);
     assert_eq!(lost.command, None);
-    assert_eq!(
-        gpulse::host::unresolved_label(lost.pid),
-        "pid 5555 (not visible here)"
-    );
+    assert_eq!(unresolved_label(lost.pid), "pid 5555 (not visible here)");
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! The process table's rows: sorting, filtering, tree mode, unresolved labels.
 
-use gpulse::host::{format_running, process_rows, state_name, ProcessView, SortKey};
-use gpulse::model::{GpuProcess, HostProcess};
+mod support;
+
+use support::api::{
+    format_running, process_rows, state_name, GpuProcess, HostProcess, ProcessView, SortKey,
+};
 
 fn child(pid: u32, ppid: u32, cpu: f64, state: char, cmd: &str) -> HostProcess {
     HostProcess {

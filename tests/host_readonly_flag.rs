@@ -1,9 +1,9 @@
 //! `--readonly` reaches the settings a front end builds its `Signaller` from, and turns signals off.
 
+mod support;
+
 use clap::Parser;
-use gpulse::cli::Cli;
-use gpulse::config::Settings;
-use gpulse::host::{SignalError, Signaller};
+use support::api::{Cli, Settings, SignalError, Signaller};
 
 fn settings(args: &[&str]) -> Settings {
     let dir = tempfile::tempdir().expect("tempdir");

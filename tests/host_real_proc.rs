@@ -1,11 +1,14 @@
 //! The host probe and signals on this machine's real `/proc`, against processes the test owns.
 
+mod support;
+
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-use gpulse::host::{signal_target, HostProbe, Signal, SignalError, Signaller};
-use gpulse::model::{GpuProcess, GpuReading, Sample};
+use support::api::{
+    signal_target, GpuProcess, GpuReading, HostProbe, Sample, Signal, SignalError, Signaller,
+    TREE_INTERVAL_S,
+};
 
 /// A process group the test started; killed and reaped on drop, whatever the test did.
 struct Group(Child);
@@ -70,7 +73,7 @@ fn probe_sees_the_parent_its_burning_children_and_the_sleeper() {
     }
     // A tree interval later the GPU process's tree is read again (through the kernel's children
     // lists where it gives them, else a full scan): rates over that second.
-    std::thread::sleep(Duration::from_secs_f64(gpulse::host::TREE_INTERVAL_S + 0.1));
+    std::thread::sleep(Duration::from_secs_f64(TREE_INTERVAL_S + 0.1));
     let mut s2 = sample_for(pid);
     probe.fill_at(&mut s2, now(start) + 10.0);
     for s in [&s, &s2] {

@@ -3,31 +3,16 @@
 //! open errors, static facts, a tick's readings, the driver's sample buffer with boot-relative
 //! timestamps read through nvml-wrapper, and a GPU that falls off the bus.
 
-use std::path::{Path, PathBuf};
+mod support;
+
 use std::process::Command;
-
-use gpulse::backend::nvml::NvmlBackend;
-use gpulse::backend::{Backend, DeviceError};
-
-/// Build the fake library as `DIR/libnvidia-ml.so.1`.
-fn build_fake(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nvml/fake_nvml.c");
-    let out = dir.join("libnvidia-ml.so.1");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let status = Command::new(&cc)
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .unwrap_or_else(|e| panic!("the C compiler '{cc}' is needed to build the fake NVML: {e}"));
-    assert!(status.success(), "building {} failed", src.display());
-    out
-}
+use support::api::{clock, Backend, DeviceError, NvmlBackend};
+use support::fake_nvml;
 
 #[test]
 fn open_errors_from_a_driver_name_what_failed() {
     let dir = tempfile::tempdir().unwrap();
-    build_fake(dir.path());
+    fake_nvml::build(dir.path());
     for (mode, words) in [
         ("driver_not_loaded", "kernel driver is not loaded"),
         ("no_permission", "no permission to open the NVIDIA devices"),
@@ -52,7 +37,7 @@ fn open_errors_from_a_driver_name_what_failed() {
 #[test]
 fn the_backend_reads_a_fake_driver() {
     let dir = tempfile::tempdir().unwrap();
-    build_fake(dir.path());
+    fake_nvml::build(dir.path());
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
@@ -94,7 +79,7 @@ fn sampling_through_the_fake_driver() {
 
     let mut devices = backend.take_devices();
     let dev = &mut devices[0];
-    let first = dev.sample(gpulse::clock::now()).unwrap();
+    let first = dev.sample(clock::now()).unwrap();
     let m = first.metrics;
     assert_eq!(m.mem_used_bytes, Some(0));
     assert_eq!(m.temp_c, Some(45.0));
@@ -106,6 +91,7 @@ fn sampling_through_the_fake_driver() {
     assert_eq!(m.fan_pct, None);
     assert_eq!(m.throttle, None);
     assert_eq!(m.pcie_rx_bytes_per_s, None);
+    assert_eq!(m.energy_j, Some(2622.023), "the energy counter, mJ to J");
     // The first read keeps the last 5 s of the 20 s buffer.
     assert!(
         (20..=26).contains(&first.util_windows.len()),
@@ -119,7 +105,7 @@ fn sampling_through_the_fake_driver() {
     dev.measure_calls();
     for _ in 0..8 {
         std::thread::sleep(std::time::Duration::from_millis(250));
-        let r = dev.sample(gpulse::clock::now()).unwrap();
+        let r = dev.sample(clock::now()).unwrap();
         windows.extend(r.util_windows);
     }
     // Each kind of call counted: memory and the current utilization every tick, the sample
@@ -137,7 +123,7 @@ fn sampling_through_the_fake_driver() {
         costs.iter().all(|c| c.1.wall_s > 0.0 && c.1.cpu_s >= 0.0),
         "{costs:?}"
     );
-    let now = gpulse::clock::now();
+    let now = clock::now();
     // Each 200 ms window once, none skipped: the values count up by one (mod 100).
     for p in windows.windows(2) {
         assert_eq!((p[0].util as u32 + 1) % 100, p[1].util as u32, "{p:?}");
@@ -158,7 +144,7 @@ fn sampling_through_the_fake_driver() {
 
     // The GPU falls off the bus.
     std::env::set_var("FAKE_NVML_MODE", "lost");
-    match dev.sample(gpulse::clock::now()) {
+    match dev.sample(clock::now()) {
         Err(DeviceError::Lost(why)) => assert!(why.contains("memory_info"), "{why}"),
         other => panic!("expected lost, got {other:?}"),
     }

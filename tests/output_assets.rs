@@ -1,14 +1,15 @@
 //! The published assets agree with the code: the Grafana dashboard only queries series the
 //! exporter writes, and docs/OUTPUTS.md documents every metric and every JSON field.
 
-use std::collections::BTreeSet;
-use std::path::Path;
+mod support;
 
-use gpulse::output::prometheus::metric_names;
+use std::collections::BTreeSet;
+
 use serde_json::Value;
+use support::api::metric_names;
 
 fn read(rel: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).expect(rel)
+    std::fs::read_to_string(support::repo(rel)).expect(rel)
 }
 
 fn metric_tokens(expr: &str) -> Vec<String> {

@@ -1,11 +1,12 @@
 //! The headless commands through the real binary: snapshot, stream, completions, man.
 
-mod output_support;
+mod support;
 
 use std::process::{Command, Stdio};
 
-use output_support::{gpulse, validate};
 use serde_json::Value;
+use support::cli::gpulse;
+use support::schema::validate;
 
 fn run_ok(args: &[&str]) -> String {
     let out = gpulse().args(args).output().expect("run gpulse");
@@ -83,7 +84,7 @@ fn stream_count_gives_that_many_valid_lines_in_order() {
 
 #[test]
 fn stream_into_a_closed_pipe_ends_quietly_with_status_0() {
-    let bin = env!("CARGO_BIN_EXE_gpulse");
+    let bin = support::cli::BIN;
     let out = Command::new("bash")
         .args([
             "-c",

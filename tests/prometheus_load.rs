@@ -1,7 +1,7 @@
 //! The exporter under load and under hostile clients: every scrape answered, the sampler keeps
 //! ticking, bad requests get an error or a timeout, and the server never stops answering.
 
-mod output_support;
+mod support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use output_support::{http_get, metric_value, parse_response, start_exporter};
+use support::net::{http_get, metric_value, parse_response, start_exporter};
 
 fn samples_total(addr: SocketAddr) -> f64 {
     let (_, body) = http_get(addr, "/metrics").expect("scrape");

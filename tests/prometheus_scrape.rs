@@ -1,14 +1,15 @@
 //! The exporter against a real Prometheus server and `promtool`, on loopback.
 
-mod output_support;
+mod support;
 
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use output_support::{free_port, http_get, spawn, start_exporter, tool, wait_until};
 use serde_json::Value;
+use support::cli::gpulse;
+use support::net::{free_port, http_get, spawn, start_exporter, tool, wait_until};
 
 #[test]
 fn promtool_accepts_the_exposition() {
@@ -150,7 +151,7 @@ fn healthz_and_index_answer() {
 fn serve_flag_exports_while_another_command_runs() {
     let port = free_port();
     let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
-    let mut cmd = output_support::gpulse();
+    let mut cmd = gpulse();
     cmd.args([
         "--backend",
         "sim",
@@ -182,8 +183,9 @@ fn serve_flag_exports_while_another_command_runs() {
 
 #[test]
 fn healthz_is_503_when_the_newest_sample_is_old() {
-    use gpulse::engine::{Engine, EngineConfig};
-    use gpulse::model::{DeviceInfo, GpuReading, Sample, SystemInfo};
+    use support::api::{
+        clock, spawn_server, DeviceInfo, Engine, EngineConfig, GpuReading, Sample, SystemInfo,
+    };
     let system = SystemInfo {
         hostname: "h".into(),
         devices: vec![DeviceInfo {
@@ -196,7 +198,7 @@ fn healthz_is_503_when_the_newest_sample_is_old() {
     let mut engine = Engine::new(system, EngineConfig::default());
     // A sample from a minute ago, and none since: the sampler is stuck.
     engine.ingest(Sample {
-        t: gpulse::clock::now() - 60.0,
+        t: clock::now() - 60.0,
         gpus: vec![GpuReading::empty(0, Default::default())],
         ..Default::default()
     });
@@ -207,10 +209,7 @@ fn healthz_is_503_when_the_newest_sample_is_old() {
         .build()
         .expect("runtime");
     let (addr, _task) = rt
-        .block_on(gpulse::output::exporter::spawn_server(
-            "127.0.0.1:0".parse().expect("addr"),
-            rx,
-        ))
+        .block_on(spawn_server("127.0.0.1:0".parse().expect("addr"), rx))
         .expect("listen");
     let (status, body) = http_get(addr, "/healthz").expect("healthz");
     assert_eq!(status, 503, "{body}");
@@ -223,7 +222,7 @@ fn healthz_is_503_when_the_newest_sample_is_old() {
 fn a_non_loopback_address_is_served_only_when_asked_and_warned_about() {
     use std::io::Read;
     let port = free_port();
-    let mut cmd = output_support::gpulse();
+    let mut cmd = gpulse();
     cmd.args([
         "--backend",
         "sim",

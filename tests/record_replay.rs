@@ -1,16 +1,14 @@
 //! A recording played back through the engine gives the recorded readings to every front end.
 
+mod support;
+
 use std::time::{Duration, Instant};
+use support::api::{
+    start_replay, Backend, DeviceSampler, EngineConfig, Live, Recorder, RecordingReader,
+    ReplayCommand, Sample, SimBackend, SimConfig,
+};
 
-use gpulse::backend::sim::{SimBackend, SimConfig};
-use gpulse::backend::{Backend, DeviceSampler};
-use gpulse::engine::EngineConfig;
-use gpulse::model::Sample;
-use gpulse::pipeline::playback::{self, ReplayCommand};
-use gpulse::recording::Recorder;
-use gpulse::recording::RecordingReader;
-
-fn wait_for_seq(live: &gpulse::pipeline::Live, pred: impl Fn(u64) -> bool) -> u64 {
+fn wait_for_seq(live: &Live, pred: impl Fn(u64) -> bool) -> u64 {
     let start = Instant::now();
     loop {
         let seq = live.snapshots.borrow().seq;
@@ -54,7 +52,7 @@ fn replay_feeds_the_engine_the_recorded_readings_with_speed_and_seek() {
     let records = reader.read_all();
     assert_eq!(records.len(), 80);
     let samples: Vec<Sample> = records.into_iter().map(|r| r.sample).collect();
-    let (live, control) = playback::start(
+    let (live, control) = start_replay(
         reader.header().system.clone(),
         EngineConfig::default(),
         samples,

@@ -1,18 +1,19 @@
 //! Recordings: written by the recorder (in process and by `gpulse record`), read back by the
 //! replay reader, including damaged files.
 
-mod output_support;
+mod support;
 
 use std::io::BufRead;
 use std::path::Path;
 use std::time::Duration;
 
-use gpulse::backend::sim::{SimBackend, SimConfig};
-use gpulse::backend::{Backend, DeviceSampler, SampleSource};
-use gpulse::model::{Sample, SystemInfo};
-use gpulse::recording::Recorder;
-use gpulse::recording::RecordingReader;
-use output_support::{gpulse, validate};
+use support::api::{
+    Backend, DeviceSampler, Recorder, RecordingReader, Sample, SampleSource, SimBackend, SimConfig,
+    SystemInfo,
+};
+use support::cli::gpulse;
+use support::net::{spawn, wait_until};
+use support::schema::validate;
 
 fn sim_samples(n: usize) -> (SystemInfo, Vec<Sample>) {
     let cfg = SimConfig {
@@ -91,7 +92,7 @@ fn a_file_cut_mid_line_is_read_up_to_the_cut_and_says_so() {
     let (system, samples) = sim_samples(10);
     write_recording(&path, &system, &samples, false);
     let bytes = std::fs::read(&path).expect("read");
-    // Lines: header, then samples. Cut in the middle of line 6 (the fifth sample).
+    // Lines: header, then samples. Cut in the middle of line 6 (the 5th sample).
     let starts: Vec<usize> = std::iter::once(0)
         .chain(
             bytes
@@ -228,9 +229,9 @@ fn kill_9_loses_at_most_the_last_second() {
             "record",
         ])
         .arg(&path);
-        let mut child = output_support::spawn(cmd);
+        let mut child = spawn(cmd);
         // Wait for the header, then record for 3 s.
-        output_support::wait_until(Duration::from_secs(20), "the header", || {
+        wait_until(Duration::from_secs(20), "the header", || {
             std::fs::metadata(&path).ok().filter(|m| m.len() > 0)
         });
         std::thread::sleep(Duration::from_secs(3));
@@ -255,7 +256,7 @@ fn sigterm_ends_a_recording_cleanly() {
     let mut cmd = gpulse();
     cmd.args(["--backend", "sim", "--interval", "100ms", "record"])
         .arg(&path);
-    let mut child = output_support::spawn(cmd);
+    let mut child = spawn(cmd);
     std::thread::sleep(Duration::from_millis(1500));
     let pid = child.0.id().to_string();
     let status = std::process::Command::new("kill")

@@ -2,30 +2,23 @@
 //! `amd-smi` executables (tests/fixtures/rocm/bin/*) run as real subprocesses. `PATH` is handed to
 //! the backend explicitly, never changed in this process.
 
+mod support;
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-use gpulse::backend::rocm::smi_runner::{self, SmiRunError, SmiTool, ROCM_SMI_ARGS};
-use gpulse::backend::rocm::sysfs;
-use gpulse::backend::rocm::{RocmBackend, RocmOptions};
-use gpulse::backend::{Backend, DeviceError, DeviceSampler};
-use gpulse::model::{GpuReading, Vendor};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use support::api::{
+    smi_runner, sysfs, Backend, DeviceError, DeviceSampler, GpuReading, RocmBackend, RocmOptions,
+    SmiRunError, SmiTool, Vendor, ROCM_SMI_ARGS,
+};
 
 fn sysfs_tree(name: &str) -> PathBuf {
-    root().join("tests/fixtures/sysfs").join(name)
+    support::fixture("sysfs").join(name)
 }
 
 /// A PATH holding only the stand-in directory `variant` (the stand-ins set their own PATH).
 fn standin_path(variant: &str) -> OsString {
-    root()
-        .join("tests/fixtures/rocm/bin")
-        .join(variant)
-        .into_os_string()
+    support::fixture("rocm/bin").join(variant).into_os_string()
 }
 
 fn opts(sysfs: &str, variant: &str) -> RocmOptions {
@@ -68,6 +61,12 @@ fn sysfs_tree_yields_only_amd_cards_with_their_bus_ids() {
     assert_eq!(r.mclk_mhz, Some(1200));
     assert_eq!((r.pcie_gen, r.pcie_width), (Some(3), Some(8)));
     assert_eq!(r.vram_used_bytes, Some(1_073_741_824));
+    assert_eq!(r.energy_j, None, "no hwmon energy counter on this card");
+    assert_eq!(
+        cards[0].read().expect("read").energy_j,
+        Some(1_234_567.89),
+        "energy1_input is in microjoules"
+    );
     let st = cards[1].read_static();
     assert_eq!(st.sclk_max_mhz, Some(1502));
     assert_eq!(st.pcie_gen_max, Some(4));
@@ -272,7 +271,7 @@ fn no_gpu_anywhere_names_both_sources() {
         2,
         "{lines}"
     );
-    let empty = root().join("tests/fixtures/sysfs/no-amd").into_os_string();
+    let empty = support::fixture("sysfs/no-amd").into_os_string();
     let err = RocmBackend::open(RocmOptions {
         path: empty,
         ..opts("no-amd", "ok")
@@ -308,10 +307,7 @@ fn a_card_that_vanishes_is_lost() {
 
 #[test]
 fn amd_readings_flow_through_the_sampler_and_engine_unchanged() {
-    use gpulse::engine::{Engine, EngineConfig};
-    use gpulse::host::HostProbe;
-    use gpulse::model::{GpuStatus, Sample};
-    use gpulse::sampler::Sampler;
+    use support::api::{Engine, EngineConfig, GpuStatus, HostProbe, Sample, Sampler};
 
     let mut backend = RocmBackend::open(opts("two-mi100", "ok")).expect("open");
     let mut engine = Engine::new(backend.system().clone(), EngineConfig::default());

@@ -1,11 +1,13 @@
 //! `gpulse --backend rocm` on a machine without an AMD GPU, with Debian's real `rocm-smi` (CI
 //! installs the `rocm-smi` package) and with stand-ins.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use assert_cmd::Command;
-use gpulse::backend::rocm::smi_runner::{find_in_path, run_with_timeout};
+use support::api::{find_in_path, parse_rocm_smi, run_with_timeout, sysfs};
 
 const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
@@ -23,7 +25,7 @@ fn real_rocm_smi() -> Option<PathBuf> {
 }
 
 fn no_amd_gpu_here() -> bool {
-    gpulse::backend::rocm::sysfs::find_cards(Path::new("/sys")).is_empty()
+    sysfs::find_cards(Path::new("/sys")).is_empty()
 }
 
 #[test]
@@ -43,7 +45,7 @@ fn real_rocm_smi_runs_and_reports_no_gpu_on_this_machine() {
     // with nothing on stdout; other releases exit non-zero).
     match out {
         Ok(o) => {
-            let gpus = gpulse::backend::rocm::smi_parse::parse_rocm_smi(&o.stdout);
+            let gpus = parse_rocm_smi(&o.stdout);
             assert!(
                 gpus.as_ref().map_or(true, |g| g.is_empty()),
                 "rocm-smi listed GPUs on a machine without one: {:?}",
@@ -82,7 +84,7 @@ fn backend_rocm_with_a_failing_standin_quotes_its_error() {
     if !no_amd_gpu_here() {
         return;
     }
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rocm/bin/failing");
+    let bin = support::fixture("rocm/bin/failing");
     let out = Command::cargo_bin("gpulse")
         .unwrap()
         .args(["--backend", "rocm"])

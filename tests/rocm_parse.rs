@@ -1,14 +1,16 @@
 //! rocm-smi and amd-smi outputs of several ROCm releases through the parsers
 //! (fixtures and their sources: tests/fixtures/rocm/README.md).
 
-use gpulse::backend::rocm::smi_parse::{
+mod support;
+
+use support::api::{
     merge_amd_static, normalize_bus_id, parse_amd_smi_metric, parse_amd_smi_static, parse_rocm_smi,
     rocm_smi_driver_version, SmiGpu, SmiParseError,
 };
 
 fn fixture(name: &str) -> String {
-    let p = format!("{}/tests/fixtures/rocm/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    let p = support::fixture("rocm").join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn rocm(name: &str) -> Vec<SmiGpu> {
@@ -222,7 +224,7 @@ fn bus_ids_are_normalised() {
 
 mod no_input_panics {
     use super::*;
-    use gpulse::backend::rocm::sysfs::{parse_dpm, parse_link_speed};
+    use crate::support::api::sysfs::{parse_dpm, parse_link_speed};
     use proptest::prelude::*;
     use serde_json::Value;
 

@@ -2,27 +2,17 @@
 //! is logged, drawn again on the next frame when one is. (The screen drawn in parts against the
 //! screen drawn whole: `tui_parts_whole.rs`, its own process, as its GPUs log findings.)
 
-use gpulse::backend::sim::Scenario;
-use gpulse::tui::canvas::PartsTerminal;
-use gpulse::tui::fixture::{whole_screen, SimRun};
-use gpulse::tui::{draw_frame, App};
-use ratatui::backend::TestBackend;
-use ratatui::buffer::Buffer;
+mod support;
 
-fn text(buf: &Buffer) -> String {
-    let mut out = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            out.push_str(buf[(x, y)].symbol());
-        }
-        out.push('\n');
-    }
-    out
-}
+use ratatui::backend::TestBackend;
+use support::api::{
+    draw_frame, init_tui_logging, whole_screen, App, PartsTerminal, Scenario, SimRun,
+};
+use support::screen::text;
 
 #[test]
 fn new_events_show_on_the_next_frame_and_kept_panels_match_fresh_drawings() {
-    gpulse::tui::init_tui_logging();
+    init_tui_logging();
     let mut run = SimRun::new(Scenario::Healthy, 1);
     run.advance(30.0);
     let mut app = App::new(run.snapshot(), 60.0, 600.0, false);

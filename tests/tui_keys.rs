@@ -1,15 +1,15 @@
 //! The dashboard's keys and modes through the public API: keys map to actions, actions change the
 //! app's state (process table, signal dialog, replay controls), on snapshots from the real engine.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gpulse::backend::sim::Scenario;
-use gpulse::host::{Signal, SignalError, SortKey};
-use gpulse::tui::app::Focus;
-use gpulse::tui::dialog::{DialogStage, SignalSender};
-use gpulse::tui::fixture::SimRun;
-use gpulse::tui::{map_key, Action, App};
+use support::api::{
+    map_key, Action, App, DialogStage, Focus, Scenario, Signal, SignalError, SignalSender,
+    Signaller, SimRun, SortKey,
+};
 
 fn key(c: KeyCode) -> KeyEvent {
     KeyEvent::new(c, KeyModifiers::NONE)
@@ -233,7 +233,7 @@ fn simulated_processes_are_refused_by_the_real_signaller() {
     press(&mut a, ch('K'));
     let msg = a.dialog.as_ref().expect("dialog").message();
     assert!(msg.contains("belongs to the sim backend"), "{msg}");
-    a.signaller = Arc::new(gpulse::host::Signaller::new("nvml", true));
+    a.signaller = Arc::new(Signaller::new("nvml", true));
     press(&mut a, key(KeyCode::Esc));
     press(&mut a, ch('K'));
     let msg = a.dialog.as_ref().expect("dialog").message();

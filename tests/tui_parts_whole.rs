@@ -2,11 +2,10 @@
 //! of the whole screen gives. (Its own test binary: the simulated GPUs' findings are logged, and
 //! the event panel's test, whose panel shows this process's events, must not see them.)
 
-use gpulse::backend::sim::Scenario;
-use gpulse::tui::canvas::PartsTerminal;
-use gpulse::tui::fixture::{whole_screen, SimRun};
-use gpulse::tui::{draw_frame, Action, App};
+mod support;
+
 use ratatui::backend::TestBackend;
+use support::api::{draw_frame, whole_screen, Action, App, PartsTerminal, Scenario, SimRun};
 
 /// Frame after frame, while findings come and go, the selection moves, a panel is expanded, the
 /// process table is focused, sorted and filtered, the zoom changes, the help overlay opens and

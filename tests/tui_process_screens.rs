@@ -1,17 +1,15 @@
 //! Screens of the process table (flat, tree, sorted, filtered), the signal dialog, the host line
 //! and the status line (replay, recording, serving), from simulated GPUs through the real engine.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 
-use gpulse::backend::sim::Scenario;
-use gpulse::host::{Signal, SignalError, Signaller, SortKey};
-use gpulse::model::{HostDetail, HostReading};
-use gpulse::tui::app::Focus;
-use gpulse::tui::dialog::SignalSender;
-use gpulse::tui::fixture::SimRun;
-use gpulse::tui::{render, Action, App};
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
+use support::api::{
+    Action, App, Focus, HostDetail, HostReading, Scenario, Signal, SignalError, SignalSender,
+    Signaller, SimRun, SortKey,
+};
+use support::screen::screen;
 
 fn sim(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
     let mut run = SimRun::new(scenario, gpus);
@@ -35,28 +33,7 @@ fn sim(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
 }
 
 fn app(run: &SimRun) -> App {
-    let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
-    app.live_log = false;
-    app
-}
-
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
-    terminal
-        .draw(|f| {
-            let area = f.area();
-            render(area, f.buffer_mut(), app, app.displayed());
-        })
-        .expect("draw");
-    let buf = terminal.backend().buffer();
-    let mut out = String::new();
-    for (i, cell) in buf.content.iter().enumerate() {
-        out.push_str(cell.symbol());
-        if (i + 1) % w as usize == 0 {
-            out.push('\n');
-        }
-    }
-    out
+    support::screen::dashboard(run.snapshot(), true)
 }
 
 #[test]
@@ -203,21 +180,15 @@ fn host_line_shows_cpu_cores_memory_load_and_iowait() {
 
 #[test]
 fn status_line_shows_replay_recording_and_serving() {
-    use gpulse::tui::background_recording::Recording;
-    use gpulse::tui::replay_bar::{ReplaySession, ReplayState};
+    use support::api::{start_replay, Recording, ReplaySession, ReplayState, T0};
     let run = sim(Scenario::Starving, 1, 35.0);
     let snap = run.snapshot();
-    let (live, control) = gpulse::pipeline::playback::start(
-        (*snap.system).clone(),
-        Default::default(),
-        vec![],
-        vec![],
-    );
+    let (live, control) = start_replay((*snap.system).clone(), Default::default(), vec![], vec![]);
     let session = ReplaySession {
         control,
         file: "/tmp/train-run.ndjson.zst".into(),
-        start: gpulse::tui::fixture::T0,
-        end: gpulse::tui::fixture::T0 + 360.0,
+        start: T0,
+        end: T0 + 360.0,
         warnings: vec![],
     };
     let mut a = app(&run);

@@ -2,19 +2,16 @@
 //! its own thread from a snapshot channel and read back by `RecordingReader`; replay keys driving
 //! the real player thread.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use gpulse::backend::sim::Scenario;
-use gpulse::backend::SampleSource;
-use gpulse::engine::{EngineConfig, Snapshot};
-use gpulse::model::Sample;
-use gpulse::recording::RecordingReader;
-use gpulse::tui::background_recording::Recording;
-use gpulse::tui::fixture::{SimRun, T0};
-use gpulse::tui::replay_bar::{ReplaySession, ReplayState};
-use gpulse::tui::{map_key, Action, App};
+use support::api::{
+    map_key, start_replay, Action, App, EngineConfig, Recording, RecordingReader, ReplaySession,
+    ReplayState, Sample, SampleSource, Scenario, SimRun, Snapshot, T0,
+};
 use tokio::sync::watch;
 
 fn ch(c: char) -> KeyEvent {
@@ -103,12 +100,8 @@ fn replay_keys_drive_the_player() {
         .collect();
     let (start, end) = (samples[0].t, samples[samples.len() - 1].t);
     let system = (*snapshots(1)[0].system).clone();
-    let (live, control) = gpulse::pipeline::playback::start(
-        system,
-        EngineConfig::default(),
-        samples,
-        vec![start + 45.0],
-    );
+    let (live, control) =
+        start_replay(system, EngineConfig::default(), samples, vec![start + 45.0]);
     let session = ReplaySession {
         control,
         file: "run.ndjson".into(),

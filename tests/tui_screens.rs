@@ -1,18 +1,15 @@
 //! Whole screens from simulated GPUs through the real engine on a virtual clock, rendered into
 //! ratatui's `TestBackend` and compared with accepted snapshots (tests/snapshots).
 
+mod support;
+
 use std::sync::Arc;
 
-use gpulse::backend::sim::Scenario;
-use gpulse::engine::Snapshot;
-use gpulse::model::{
-    Evidence, Finding, FindingKind, GpuReading, GpuStatus, HostDetail, HostReading, Severity,
+use support::api::{
+    Action, Evidence, Finding, FindingKind, GpuReading, GpuStatus, HostDetail, HostReading,
+    Scenario, Severity, SimRun, Snapshot, BINDINGS,
 };
-use gpulse::tui::fixture::SimRun;
-use gpulse::tui::{render, Action, App};
-use ratatui::backend::TestBackend;
-use ratatui::buffer::Buffer;
-use ratatui::Terminal;
+use support::screen::{dashboard, draw, screen, text};
 
 fn sim(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
     let mut run = SimRun::new(scenario, gpus);
@@ -44,45 +41,12 @@ fn host_detail() -> HostDetail {
     }
 }
 
-fn app_for(snapshot: Arc<Snapshot>, color: bool) -> App {
-    let mut app = App::new(snapshot, 60.0, 600.0, color);
-    app.live_log = false;
-    app
-}
-
-fn draw(app: &App, w: u16, h: u16) -> Buffer {
-    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
-    terminal
-        .draw(|f| {
-            let area = f.area();
-            render(area, f.buffer_mut(), app, app.displayed());
-        })
-        .expect("draw");
-    terminal.backend().buffer().clone()
-}
-
-fn text(buf: &Buffer) -> String {
-    let w = buf.area.width as usize;
-    let mut out = String::new();
-    for (i, cell) in buf.content.iter().enumerate() {
-        out.push_str(cell.symbol());
-        if (i + 1) % w == 0 {
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn screen(app: &App, w: u16, h: u16) -> String {
-    text(&draw(app, w, h))
-}
-
 const SPARK_GLYPHS: &[char] = &['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 #[test]
 fn one_gpu_at_three_sizes() {
     let run = sim(Scenario::Starving, 1, 90.0);
-    let app = app_for(run.snapshot(), true);
+    let app = dashboard(run.snapshot(), true);
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         let s = screen(&app, w, h);
         assert!(
@@ -99,7 +63,7 @@ fn one_gpu_at_three_sizes() {
 #[test]
 fn eight_gpus_at_three_sizes() {
     let run = sim(Scenario::Mixed, 8, 90.0);
-    let app = app_for(run.snapshot(), true);
+    let app = dashboard(run.snapshot(), true);
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         let s = screen(&app, w, h);
         // One compact row per GPU, the selected one marked.
@@ -117,7 +81,7 @@ fn eight_gpus_at_three_sizes() {
 #[test]
 fn selection_moves_the_expanded_panel() {
     let run = sim(Scenario::Mixed, 8, 30.0);
-    let mut app = app_for(run.snapshot(), true);
+    let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::SelectNext);
     app.apply(Action::SelectNext);
     let s = screen(&app, 120, 40);
@@ -134,10 +98,10 @@ fn selection_moves_the_expanded_panel() {
 #[test]
 fn help_overlay_lists_every_key() {
     let run = sim(Scenario::Healthy, 2, 20.0);
-    let mut app = app_for(run.snapshot(), true);
+    let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::ToggleHelp);
     let s = screen(&app, 120, 40);
-    for (keys, what) in gpulse::tui::action::BINDINGS {
+    for (keys, what) in BINDINGS {
         assert!(s.contains(keys) && s.contains(what), "{keys} {what}\n{s}");
     }
     insta::assert_snapshot!("help_120x40", s);
@@ -148,7 +112,7 @@ fn help_overlay_lists_every_key() {
 #[test]
 fn too_small_says_so_and_never_panics() {
     let run = sim(Scenario::Mixed, 8, 10.0);
-    let app = app_for(run.snapshot(), true);
+    let app = dashboard(run.snapshot(), true);
     let s = screen(&app, 59, 16);
     assert!(s.contains("terminal too small (need 60×16"), "{s}");
     insta::assert_snapshot!("too_small_59x16", s);
@@ -158,7 +122,7 @@ fn too_small_says_so_and_never_panics() {
     let one = sim(Scenario::Checkpoint, 1, 10.0);
     for snap in [run.snapshot(), one.snapshot()] {
         for help in [false, true] {
-            let mut app = app_for(snap.clone(), false);
+            let mut app = dashboard(snap.clone(), false);
             if help {
                 app.apply(Action::ToggleHelp);
             }
@@ -175,7 +139,7 @@ fn too_small_says_so_and_never_panics() {
 #[test]
 fn monochrome_uses_no_colour_at_all() {
     let run = sim(Scenario::Mixed, 4, 60.0);
-    let app = app_for(run.snapshot(), false);
+    let app = dashboard(run.snapshot(), false);
     let buf = draw(&app, 120, 40);
     for cell in buf.content.iter() {
         assert_eq!(cell.fg, ratatui::style::Color::Reset, "{cell:?}");
@@ -188,7 +152,7 @@ fn monochrome_uses_no_colour_at_all() {
         .any(|c| c.modifier.contains(ratatui::style::Modifier::REVERSED)));
     insta::assert_snapshot!("monochrome_120x40", text(&buf));
     // And the coloured screen does use colour.
-    let coloured = draw(&app_for(run.snapshot(), true), 120, 40);
+    let coloured = draw(&dashboard(run.snapshot(), true), 120, 40);
     assert!(coloured
         .content
         .iter()
@@ -220,7 +184,7 @@ fn findings_are_listed_and_their_dips_marked() {
     snap.gpus[0]
         .findings
         .push(finding(FindingKind::InputStarvation, 0, start));
-    let app = app_for(Arc::new(snap), true);
+    let app = dashboard(Arc::new(snap), true);
     let s = screen(&app, 120, 40);
     assert!(
         s.contains("input starvation (warn) idle ~1.1 s every 1.7 s"),
@@ -259,7 +223,7 @@ fn stalls_are_shown_before_they_are_named() {
     assert_eq!(snap.gpus[0].verdict, FindingKind::Healthy);
     let w = snap.gpus[0].watch.expect("a watch line before the finding");
     assert!(w.stalls >= 2 && w.stalled_fraction >= 0.3, "{w:?}");
-    let app = app_for(snap, false);
+    let app = dashboard(snap, false);
     let s = screen(&app, 80, 24);
     assert!(s.contains("GPU 0 watching"), "{s}");
     assert!(s.contains("stalls in the last"), "{s}");
@@ -269,7 +233,7 @@ fn stalls_are_shown_before_they_are_named() {
     let snap = run.snapshot();
     assert_eq!(snap.gpus[0].verdict, FindingKind::InputStarvation);
     assert_eq!(snap.gpus[0].watch, None);
-    let s = screen(&app_for(snap, false), 80, 24);
+    let s = screen(&dashboard(snap, false), 80, 24);
     assert!(!s.contains("watching"), "{s}");
 }
 
@@ -288,7 +252,7 @@ fn stale_and_lost_gpus_say_so_with_their_age() {
             gpus
         });
     }
-    let app = app_for(run.snapshot(), true);
+    let app = dashboard(run.snapshot(), true);
     let s = screen(&app, 120, 40);
     assert!(s.contains("stale 4.0 s"), "{s}");
     assert!(s.contains("LOST"), "{s}");
@@ -303,7 +267,7 @@ fn stale_and_lost_gpus_say_so_with_their_age() {
 #[test]
 fn before_the_first_sample_the_screen_says_it_is_waiting() {
     let run = SimRun::new(Scenario::Mixed, 4);
-    let app = app_for(run.snapshot(), true);
+    let app = dashboard(run.snapshot(), true);
     let s = screen(&app, 80, 24);
     assert!(s.contains("waiting for first sample"), "{s}");
     assert!(s.contains("waiting for first reading"), "{s}");
@@ -314,7 +278,7 @@ fn before_the_first_sample_the_screen_says_it_is_waiting() {
 #[test]
 fn pause_freezes_the_screen_while_sampling_goes_on() {
     let mut run = sim(Scenario::Starving, 1, 20.0);
-    let mut app = app_for(run.snapshot(), true);
+    let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::TogglePause);
     let frozen = screen(&app, 120, 40);
     assert!(frozen.contains("PAUSED"), "{frozen}");
@@ -330,7 +294,7 @@ fn pause_freezes_the_screen_while_sampling_goes_on() {
 #[test]
 fn zoom_changes_the_window_in_the_header() {
     let run = sim(Scenario::Healthy, 1, 30.0);
-    let mut app = app_for(run.snapshot(), true);
+    let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::ZoomIn);
     assert!(screen(&app, 120, 40).contains("window 30 s"));
     for _ in 0..10 {

@@ -289,6 +289,8 @@ pub struct SimDevice {
     phase: f64,
     temp_c: f64,
     last_t: Option<f64>,
+    /// The simulated energy counter, joules: the power drawn over the ticks so far.
+    energy_j: f64,
     pid: u32,
     /// The processes as last read and the second they were read in: like the NVML backend,
     /// the list is read once per [`PROCESS_PERIOD_S`] and carried between.
@@ -312,6 +314,7 @@ impl SimDevice {
             phase,
             temp_c: 34.0,
             last_t: None,
+            energy_j: 0.0,
             pid: 4100 + index * 37 + (config.seed % 1000) as u32,
             processes: None,
         }
@@ -416,6 +419,7 @@ impl SimDevice {
         // Temperature follows power with a lag of tens of seconds.
         let dt = self.last_t.map_or(0.25, |t| (now - t).clamp(0.0, 5.0));
         self.last_t = Some(now);
+        self.energy_j += power.max(0.0) * dt;
         let target = 30.0 + 40.0 * (power / POWER_LIMIT_W);
         self.temp_c += (target - self.temp_c) * (dt / 20.0).min(1.0);
 
@@ -498,6 +502,7 @@ impl SimDevice {
                 pcie_tx_bytes_per_s: Some(tx.max(0.0) + 3e5),
                 sm_active: Some((sm_active * 1000.0).round() / 10.0),
                 sm_occupancy: Some((sm_active * 600.0).round() / 10.0),
+                energy_j: Some((self.energy_j * 1000.0).round() / 1000.0),
                 tensor_active: Some((sm_active * 450.0).round() / 10.0),
                 dram_active: Some((recent * 350.0).round() / 10.0),
                 throttle: Some(bits),

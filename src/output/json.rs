@@ -99,6 +99,8 @@ pub struct GpuDoc<'a> {
     pub sm_occupancy: Option<f64>,
     pub tensor_active: Option<f64>,
     pub dram_active: Option<f64>,
+    /// The GPU's energy counter, joules (only differences mean anything).
+    pub energy_joules: Option<f64>,
     pub throttle: Option<ThrottleDoc>,
     /// The detector's verdict (`healthy`, `idle`, `input_starvation`, ...).
     pub verdict: &'static str,
@@ -179,6 +181,7 @@ pub fn gpu_doc(g: &GpuSnapshot, now: UnixTime) -> GpuDoc<'_> {
         sm_occupancy: m.sm_occupancy,
         tensor_active: m.tensor_active,
         dram_active: m.dram_active,
+        energy_joules: m.energy_j,
         throttle: m.throttle.map(|bits| ThrottleDoc {
             bits,
             reasons: throttle::words(bits),

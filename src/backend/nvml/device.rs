@@ -39,11 +39,13 @@ pub enum Call {
     Memory,
     /// GPM's metrics from two samples.
     GpmMetrics,
+    /// The total energy counter.
+    Energy,
 }
 
 impl Call {
     /// Every call, in order.
-    pub const ALL: [Call; 17] = [
+    pub const ALL: [Call; 18] = [
         Call::Samples,
         Call::Utilization,
         Call::Power,
@@ -61,11 +63,12 @@ impl Call {
         Call::Gpm,
         Call::Memory,
         Call::GpmMetrics,
+        Call::Energy,
     ];
 }
 
 // Every call indexes the cost table by its number: the list holds each one, in order.
-const _: () = assert!(Call::GpmMetrics as usize + 1 == Call::ALL.len());
+const _: () = assert!(Call::Energy as usize + 1 == Call::ALL.len());
 
 /// The set of calls not to make again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -96,6 +99,9 @@ pub const PROCESS_PERIOD_S: f64 = 1.0;
 /// How often per-process utilization is read. It is shown, never used by the detector, and one
 /// read costs about 2.4 ms of CPU on the H200 (a driver buffer, like the utilization windows).
 pub const PROCESS_UTIL_PERIOD_S: f64 = 10.0;
+/// How often the total energy counter is read: one read costs milliseconds on the H200 (a driver
+/// round trip), and a counter loses nothing between reads.
+pub const ENERGY_PERIOD_S: f64 = 5.0;
 /// A tick that falls this close before the period is due takes the slow readings already.
 const SLOW_SLACK_S: f64 = 0.05;
 
@@ -130,6 +136,8 @@ pub struct NvmlDeviceSampler {
     cadence: BufferCadence,
     /// The slow readings and when they were taken, carried between their reads.
     slow: Option<(Instant, Metrics)>,
+    /// The energy counter (joules) and when it was read, carried between reads.
+    energy: Option<(Instant, Option<f64>)>,
     /// What each kind of call cost, once asked to measure ([`DeviceSampler::measure_calls`]).
     costs: Option<[CallCost; Call::ALL.len()]>,
 }
@@ -165,6 +173,7 @@ impl NvmlDeviceSampler {
             samples_at: None,
             cadence: BufferCadence::default(),
             slow: None,
+            energy: None,
             costs: None,
         }
     }
@@ -244,6 +253,21 @@ impl NvmlDeviceSampler {
             m.pcie_tx_bytes_per_s = tx;
         }
         Ok(m)
+    }
+
+    /// The energy counter in joules, read once per [`ENERGY_PERIOD_S`] and carried between reads.
+    fn energy(&mut self) -> Result<Option<f64>, DeviceError> {
+        let due = self
+            .energy
+            .as_ref()
+            .is_none_or(|(at, _)| at.elapsed().as_secs_f64() >= ENERGY_PERIOD_S - SLOW_SLACK_S);
+        if due {
+            let joules = self
+                .call(Call::Energy, |d| d.total_energy_consumption())?
+                .map(|mj| mj as f64 / 1000.0);
+            self.energy = Some((Instant::now(), joules));
+        }
+        Ok(self.energy.as_ref().and_then(|(_, j)| *j))
     }
 
     fn gpm(&mut self, m: &mut Metrics) -> Result<(), DeviceError> {
@@ -558,6 +582,7 @@ impl DeviceSampler for NvmlDeviceSampler {
             m.pcie_rx_bytes_per_s = slow.pcie_rx_bytes_per_s;
             m.pcie_tx_bytes_per_s = slow.pcie_tx_bytes_per_s;
         }
+        m.energy_j = self.energy()?;
         let processes = self.processes()?;
 
         Ok(GpuReading {

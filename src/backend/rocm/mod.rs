@@ -276,6 +276,7 @@ pub fn merge(sys: &SysfsReading, smi: Option<&SmiGpu>) -> Metrics {
         sm_clock_mhz: sys.sclk_mhz.or(su(|g| g.sclk_mhz)),
         mem_clock_mhz: sys.mclk_mhz.or(su(|g| g.mclk_mhz)),
         fan_pct: sys.fan_pct,
+        energy_j: sys.energy_j,
         pcie_gen: sys.pcie_gen.or(su(|g| g.pcie_gen)),
         pcie_width: sys.pcie_width.or(su(|g| g.pcie_width)),
         ..Metrics::default()

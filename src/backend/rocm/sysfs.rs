@@ -63,6 +63,8 @@ pub struct SysfsReading {
     pub pcie_gen: Option<u32>,
     pub pcie_width: Option<u32>,
     pub fan_pct: Option<u32>,
+    /// hwmon `energy1_input` (µJ, a counter), where the driver exposes it, in joules.
+    pub energy_j: Option<f64>,
 }
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -300,6 +302,11 @@ impl SysfsCard {
             pcie_gen: read_trim(&d.join("current_link_speed")).and_then(|s| parse_link_speed(&s)),
             pcie_width: read_trim(&d.join("current_link_width")).and_then(|s| s.parse().ok()),
             fan_pct,
+            energy_j: self
+                .hwmon("energy1_input")
+                .and_then(|p| read_f64(&p))
+                .filter(|v| *v >= 0.0)
+                .map(|uj| uj / 1e6),
         })
     }
 }

@@ -1,0 +1,54 @@
+//! The library items the tests use, named in one place: when a module of the library moves,
+//! this file is the one to change.
+
+pub use gpulse::analyze::{analyze, analyze_path, verdict_over, Report};
+pub use gpulse::backend::nvml::NvmlBackend;
+pub use gpulse::backend::rocm::smi_parse::{
+    merge_amd_static, normalize_bus_id, parse_amd_smi_metric, parse_amd_smi_static, parse_rocm_smi,
+    rocm_smi_driver_version, SmiGpu, SmiParseError,
+};
+pub use gpulse::backend::rocm::smi_runner::{
+    self, find_in_path, run_with_timeout, SmiRunError, SmiTool, ROCM_SMI_ARGS,
+};
+pub use gpulse::backend::rocm::sysfs;
+pub use gpulse::backend::rocm::{RocmBackend, RocmOptions};
+pub use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
+pub use gpulse::backend::smi_csv::{SmiCsvSource, BACKEND as SMI_CSV_BACKEND};
+pub use gpulse::backend::{Backend, DeviceError, DeviceSampler, SampleSource};
+pub use gpulse::cli::Cli;
+pub use gpulse::clock;
+pub use gpulse::config::Settings;
+pub use gpulse::detector::synth::{self, Polling, SynthJob};
+pub use gpulse::detector::{DetectorConfig, FindingEvent};
+pub use gpulse::engine::{Engine, EngineConfig, Snapshot};
+pub use gpulse::fleet::api::{parse_answer, Answer, ApiError, ResultType, Series};
+pub use gpulse::fleet::build::build;
+pub use gpulse::fleet::json::to_json as fleet_to_json;
+pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Query, QueryResults};
+pub use gpulse::fleet::{
+    dcgm, rank, refresh_once, DetectorCache, Fleet, FleetOptions, PromClient, Refresher, Source,
+};
+pub use gpulse::host::{
+    annotate_finding, format_running, loader_evidence, process_rows, signal_target, state_name,
+    unresolved_label, HostProbe, LoaderVerdict, ProcessView, Signal, SignalError, Signaller,
+    SortKey, TREE_INTERVAL_S,
+};
+pub use gpulse::model::{
+    throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,
+    HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo, UtilSampling,
+    UtilWindow, Vendor,
+};
+pub use gpulse::output::exporter::spawn_server;
+pub use gpulse::output::prometheus::metric_names;
+pub use gpulse::pipeline::playback::{start as start_replay, ReplayCommand};
+pub use gpulse::pipeline::Live;
+pub use gpulse::recording::{Recorder, RecordingReader};
+pub use gpulse::sampler::Sampler;
+pub use gpulse::tui::action::BINDINGS;
+pub use gpulse::tui::app::Focus;
+pub use gpulse::tui::background_recording::Recording;
+pub use gpulse::tui::canvas::PartsTerminal;
+pub use gpulse::tui::dialog::{DialogStage, SignalSender};
+pub use gpulse::tui::fixture::{whole_screen, SimRun, T0};
+pub use gpulse::tui::replay_bar::{ReplaySession, ReplayState};
+pub use gpulse::tui::{draw_frame, init_tui_logging, map_key, render, Action, App};

@@ -1,0 +1,47 @@
+//! The dashboard drawn into a test terminal and read back as text.
+
+use std::sync::Arc;
+
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::Terminal;
+
+use super::api::{render, App, Snapshot};
+
+/// The dashboard over `snapshot` with its window of 60 s and history of 600 s, in colour or not,
+/// without the live log panel (its lines depend on what else this process logged).
+pub fn dashboard(snapshot: Arc<Snapshot>, color: bool) -> App {
+    let mut app = App::new(snapshot, 60.0, 600.0, color);
+    app.live_log = false;
+    app
+}
+
+/// `app` drawn whole into a `w`×`h` terminal.
+pub fn draw(app: &App, w: u16, h: u16) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+    terminal
+        .draw(|f| {
+            let area = f.area();
+            render(area, f.buffer_mut(), app, app.displayed());
+        })
+        .expect("draw");
+    terminal.backend().buffer().clone()
+}
+
+/// The cells of `buf` as text, a line per row.
+pub fn text(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    let mut out = String::new();
+    for (i, cell) in buf.content.iter().enumerate() {
+        out.push_str(cell.symbol());
+        if (i + 1) % w == 0 {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `app` drawn into a `w`×`h` terminal, as text.
+pub fn screen(app: &App, w: u16, h: u16) -> String {
+    text(&draw(app, w, h))
+}
