@@ -169,10 +169,7 @@ mod tests {
         assert_eq!(&strip[..6], "??????");
         assert_eq!(&strip[6..30], "=".repeat(24));
         assert_eq!(&strip[30..], "S".repeat(30));
-        assert_eq!(
-            legend,
-            "? too little data yet  = healthy  S input starvation"
-        );
+        assert_eq!(legend, "? no verdict yet  = healthy  S input starvation");
         assert!(verdict_strip(&[]).is_none());
     }
 }

@@ -106,12 +106,15 @@ fn deferred_summary_texts_read_the_same() {
 }
 
 #[test]
-fn a_lone_blip_is_not_a_busy_gpu_and_seconds_of_work_are() {
-    // Idle with one 0.6 s blip at the start (the driver's buffer at start-up): idle.
-    let (d, _) = run(4.0, |t| if t < 0.8 { 60.0 } else { 0.0 });
-    assert_eq!(d.verdict(0), FindingKind::Idle);
-    // Three seconds of steady work: busy, no finding.
+fn too_little_data_is_pending_a_lone_blip_is_idle_and_seconds_of_work_are_healthy() {
+    // Less than min_span_s of readings: pending, whatever they read.
     let (d, _) = run(3.5, |_| 60.0);
+    assert_eq!(d.verdict(0), FindingKind::Pending);
+    // Idle with one 0.6 s blip at the start (the driver's buffer at start-up): idle.
+    let (d, _) = run(6.0, |t| if t < 0.8 { 60.0 } else { 0.0 });
+    assert_eq!(d.verdict(0), FindingKind::Idle);
+    // Six seconds of steady work: busy, no finding.
+    let (d, _) = run(6.0, |_| 60.0);
     assert_eq!(d.verdict(0), FindingKind::Healthy);
     // Bursts every 4 s on a GPU holding no memory (no context in the history): idle.
     let (d, _) = run(12.0, |t| if t % 4.0 < 0.2 { 30.0 } else { 0.0 });

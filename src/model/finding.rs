@@ -97,8 +97,8 @@ impl FindingKind {
             FindingKind::PcieDegraded => "PCIe link degraded",
             FindingKind::SingleGpuBusy => "single GPU busy",
             FindingKind::Imbalance => "imbalance",
-            FindingKind::Pending => "too little data yet",
-            FindingKind::Stalling => "stalling, cause not named yet",
+            FindingKind::Pending => "no verdict yet",
+            FindingKind::Stalling => "stalling",
         }
     }
 
