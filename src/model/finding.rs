@@ -167,10 +167,10 @@ pub struct Evidence {
     pub notes: Vec<String>,
 }
 
-/// What the detector sees on a GPU without a finding (healthy, or idle while a process holds its
+/// What the detector sees on a GPU without a finding (busy, or idle while a process holds its
 /// memory) whose work stops and starts: stalls in the last `span_s` seconds that are not (yet) a
-/// finding (too few, or no pattern yet). Shown so a job that is starving before it is named does
-/// not read as merely healthy.
+/// finding (too few, or no pattern yet). While it is shown the GPU's verdict is `stalling`, so a
+/// job that is starving before it is named never reads as healthy.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Watch {
     /// Stalls (utilization below half the busy level) that began in the span.

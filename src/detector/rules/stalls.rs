@@ -46,7 +46,7 @@ pub fn periodic(e: &Evaluation) -> Option<Candidate> {
         a.dip_s.unwrap_or(p.period_s * lost)
     };
     if p.period_s >= cfg.stall_min_period_s && lost < cfg.cadence_max_lost {
-        return (lost >= cfg.stall_min_lost).then(|| Candidate {
+        return (lost >= cfg.stall_min_lost).then_some(Candidate {
             kind: FindingKind::PeriodicStall,
             severity: if lost >= cfg.stall_warn_lost {
                 Severity::Warn
