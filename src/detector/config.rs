@@ -24,6 +24,11 @@ macro_rules! detector_config {
         }
 
         impl DetectorConfig {
+            /// Every key with what it means (its doc comment, one line).
+            pub fn described() -> Vec<(&'static str, &'static str)> {
+                vec![ $( (stringify!($key), concat!($($doc, " "),*).trim_ascii()), )* ]
+            }
+
             /// Every key with its value and valid range: `(key, value, lowest, highest, unit)`.
             /// A key that must stay below another (see [`ORDERED`]) has that key's value as its
             /// highest.
@@ -75,15 +80,18 @@ detector_config! {
     /// A dip ends above this share of the busy level.
     dip_leave: f64 = 0.8, [0.1, 1.0] " (a share of the busy level)";
     /// The shallow band, tried when the normal one finds no period (short gaps a 200 ms window
-    /// only partly covers): a dip begins below this share of the busy level ...
+    /// only partly covers): a dip begins below this share of the busy level.
     shallow_enter: f64 = 0.8, [0.05, 1.0] " (a share of the busy level, below shallow_leave)";
-    /// ... and ends above this share.
+    /// The shallow band: a dip ends above this share of the busy level.
     shallow_leave: f64 = 0.95, [0.1, 1.0] " (a share of the busy level)";
-    /// A window whose median is below this share of the busy level is idle with bursts of work ...
+    /// A window whose median is below this share of the busy level is idle with bursts of work:
+    /// it marks dips in the burst band, and lost time is measured against 100% when its busiest
+    /// readings stay below `busy_util` (bursts shorter than a reading).
     bursty_median: f64 = 0.2, [0.0, 1.0] " (a share of the busy level)";
-    /// ... and marks its dips with the normal band's levels times these shares, so that a burst
-    /// a window caught only in part still ends a dip.
+    /// The burst band's enter level: `dip_enter` times this share, low enough that a burst a
+    /// window caught only in part still ends a dip.
     burst_band_enter: f64 = 0.3, [0.01, 1.0] " (a share of dip_enter)";
+    /// The burst band's leave level: `dip_leave` times this share.
     burst_band_leave: f64 = 0.35, [0.01, 1.0] " (a share of dip_leave)";
 
     // --- Level changes ---
@@ -110,18 +118,27 @@ detector_config! {
     /// period, or `cycle_mean_dev_slack_s`, whichever is more): random stalls scatter across the
     /// whole tolerance, a loader's cycles do not.
     cycle_mean_dev: f64 = 0.1, [0.0, 1.0] "";
+    /// The least that `cycle_mean_dev` allows.
     cycle_mean_dev_slack_s: f64 = 0.2, [0.0, 10.0] " seconds";
     /// A period seen over fewer cycles than this needs each spacing within `few_cycles_agree` of
     /// it (or `few_cycles_slack_s`): four or five random stalls fall within 35% of a period by chance.
     few_cycles: usize = 6, [2.0, 100.0] "";
+    /// How close each spacing of fewer than `few_cycles` cycles must be to the period (a share of
+    /// it), or `few_cycles_slack_s`, whichever is more.
     few_cycles_agree: f64 = 0.12, [0.0, 1.0] "";
+    /// The least that `few_cycles_agree` allows (also the slack of a provisional period's dip
+    /// lengths).
     few_cycles_slack_s: f64 = 0.4, [0.0, 10.0] " seconds";
-    /// Below this share of regular spacings a period may be half of a cycle of uneven waits ...
+    /// Below this share of regular spacings a period may be half of a cycle of uneven waits, and a
+    /// cycle of several waits is searched.
     uneven_regularity: f64 = 0.75, [0.0, 1.0] "";
-    /// ... which replaces it when every n-th dip start is at least this regular, and the cycle's
-    /// autocorrelation this much stronger (or at least `paired_acf_min` on its own).
+    /// A cycle of several waits replaces a period when every n-th dip start is at least this
+    /// regular (and its autocorrelation stronger by `paired_acf_margin`, or at least
+    /// `paired_acf_min` on its own).
     paired_regularity: f64 = 0.9, [0.0, 1.0] "";
+    /// How much stronger the cycle's autocorrelation must be than the period it replaces.
     paired_acf_margin: f64 = 0.2, [0.0, 1.0] "";
+    /// The cycle's autocorrelation needed where no period was found.
     paired_acf_min: f64 = 0.45, [0.0, 1.0] "";
     /// The most waits to a cycle searched for (workers that deliver out of step).
     max_waits: usize = 3, [1.0, 10.0] "";
@@ -130,15 +147,18 @@ detector_config! {
     /// A provisional period (one cycle short of `min_cycles`, at least three dip starts) is only
     /// taken for periods this long: shorter ones reach `min_cycles` soon enough.
     provisional_min_period_s: f64 = 2.5, [0.5, 600.0] " seconds";
-    /// ... on a busy level at least this many times `idle_util` (not blips on an idle GPU),
+    /// A provisional period needs a busy level at least this many times `idle_util` (not blips on
+    /// an idle GPU).
     provisional_min_busy: f64 = 3.0, [1.0, 20.0] " (times idle_util)";
-    /// ... when its spacings agree within this share of their mean,
+    /// A provisional period's spacings agree within this share of their mean.
     provisional_agree: f64 = 0.12, [0.0, 1.0] "";
-    /// ... its closed dips agree in length within this share of their mean,
+    /// A provisional period's closed dips agree in length within this share of their mean (or
+    /// `few_cycles_slack_s`).
     provisional_dip_agree: f64 = 0.3, [0.0, 1.0] "";
-    /// ... each dip's mean is at most this share of the busy level,
+    /// Each dip of a provisional period averages at most this share of the busy level.
     provisional_depth: f64 = 0.1, [0.0, 1.0] " (a share of the busy level)";
-    /// ... and at least this share of the time since its first dip is lost (a loader's cycle).
+    /// At least this share of the time since a provisional period's first dip is lost, below the
+    /// cadence range (a loader's cycle; a cadence needs `stall_min_lost`).
     provisional_min_lost: f64 = 0.25, [0.0, 1.0] "";
     /// A provisional period is not taken when the window holds this many earlier dips as long as
     /// its own that follow no period (a few random stalls evenly spaced by chance).
@@ -147,19 +167,22 @@ detector_config! {
     provisional_confidence: f64 = 0.35, [0.0, 1.0] "";
 
     // --- Confirming a starvation period ---
-    /// Cycles before a starvation finding reports its period ...
+    /// Cycles before a starvation finding reports its period (or `confirm_span_s` of them, or
+    /// `confirm_cycles_confident` at `confirm_confidence`).
     confirm_cycles: usize = 8, [3.0, 100.0] "";
-    /// ... or seconds of evenly spaced cycles, however few ...
+    /// Seconds of evenly spaced cycles that confirm a starvation period however few they are.
     confirm_span_s: f64 = 40.0, [1.0, 3600.0] " seconds";
-    /// ... or this many cycles found with at least `confirm_confidence`.
+    /// Cycles that confirm a starvation period found with at least `confirm_confidence`.
     confirm_cycles_confident: usize = 6, [3.0, 100.0] "";
+    /// The confidence `confirm_cycles_confident` needs.
     confirm_confidence: f64 = 0.7, [0.0, 1.0] "";
 
     // --- Stall rules ---
-    /// Periods at or above this (seconds) are checkpoint/eval pauses, not loader starvation...
+    /// Periods at or above this are a cadence (checkpoint, evaluation), not loader starvation,
+    /// unless `cadence_max_lost` of each cycle is lost.
     stall_min_period_s: f64 = 8.0, [1.0, 3600.0] " seconds";
-    /// ... unless at least this share of each cycle is lost: a cadence leaves the GPU busy for
-    /// most of each cycle, a loader that slow leaves it idle between short bursts.
+    /// A long period losing at least this share of each cycle is starvation: a cadence leaves the
+    /// GPU busy for most of each cycle, a loader that slow leaves it idle between short bursts.
     cadence_max_lost: f64 = 0.75, [0.0, 1.0] "";
     /// Least lost fraction for input starvation.
     starvation_min_lost: f64 = 0.05, [0.0, 1.0] "";
@@ -215,6 +238,7 @@ detector_config! {
     /// Memory in use within this share of its latest reading (or `mem_steady_mib`) is steady: a
     /// job starting up moves it by GiBs.
     mem_steady_share: f64 = 0.05, [0.0, 1.0] "";
+    /// The least band `mem_steady_share` gives.
     mem_steady_mib: f64 = 256.0, [0.0, 1048576.0] " MiB";
     /// A window without a period whose memory settled at least this long after its first sample
     /// is analysed again from the settling on (a job's start-up hides the pattern after it).
@@ -231,23 +255,24 @@ detector_config! {
     /// A power rise of at least this many watts (and `power_burst_share` of the earlier reading)
     /// on a tick whose polled utilization shows nothing is a burst the poll missed.
     power_burst_w: f64 = 6.0, [0.0, 1000.0] " W";
+    /// The least power rise of a missed burst, as a share of the reading before it.
     power_burst_share: f64 = 0.04, [0.0, 1.0] "";
 
     // --- The stall watch (stalls seen before they are named) ---
-    /// Stalls a watch line needs in the rules window ...
+    /// Stalls a watch line needs in the rules window (taking `watch_min_stalled` of it).
     watch_min_stalls: usize = 2, [1.0, 1000.0] "";
-    /// ... and the share of it they take.
+    /// The share of the rules window the watch line's stalls take at least.
     watch_min_stalled: f64 = 0.1, [0.0, 1.0] "";
     /// Seconds a watch line stays after the evaluation that last saw its stalls.
     watch_hold_s: f64 = 5.0, [0.0, 600.0] " seconds";
 
     // --- Reusing an analysis ---
     /// A GPU without findings whose busy level is at least this (percent) and whose new samples
-    /// all stayed in the top band keeps its last analysis ...
+    /// all stayed at or above `reuse_band` of it keeps its last analysis for up to `reuse_s`.
     reuse_min_busy: f64 = 60.0, [0.0, 100.0] " percent";
-    /// ... (the band: this share of the busy level) ...
+    /// The band a quiet GPU's samples stay in to keep its analysis.
     reuse_band: f64 = 0.95, [0.0, 1.0] " (a share of the busy level)";
-    /// ... for up to this many seconds of data time.
+    /// Longest a quiet GPU's analysis is kept, seconds of data time.
     reuse_s: f64 = 5.0, [0.0, 60.0] " seconds";
 }
 
