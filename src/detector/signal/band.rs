@@ -3,8 +3,8 @@
 
 use super::dips::{find_dips, median_dip};
 use super::hist::{median, shortfall_from};
-use super::period::{Periodicity, Readings};
-use super::provisional::{dips_before_tail, early_cycles, early_tail, few_cycles_by_chance};
+use super::period::{early_cycles, Periodicity, Readings};
+use super::provisional::{dips_before_tail, early_tail, few_cycles_by_chance};
 use super::provisional::{trusted, Cycles};
 use super::waits::several_waits;
 use super::{Analysis, Scratch};

@@ -2,7 +2,6 @@
 //! autocorrelation of the readings, with the guards against aliasing and chance.
 
 use super::grid::{acf_peak, AcfBuffers};
-use super::provisional::early_cycles;
 use crate::detector::DetectorConfig;
 
 /// A period both methods agree on.
@@ -35,6 +34,12 @@ impl Period {
     pub fn ongoing_at(&self, now: f64) -> bool {
         now - self.last_start <= 2.5 * self.period_s + 1.0
     }
+}
+
+/// Dip starts a provisional period needs: one fewer than `min_cycles`, and at least three (two
+/// spacings to compare).
+pub(super) fn early_cycles(cfg: &DetectorConfig) -> usize {
+    cfg.min_cycles.saturating_sub(1).max(3)
 }
 
 /// What the period search concluded.

@@ -3,15 +3,9 @@
 
 use super::dips::{dip_mean, edge_count, Dip, DipEdge};
 use super::hist::shortfall_from;
-use super::period::Period;
+use super::period::{early_cycles, Period};
 use super::Analysis;
 use crate::detector::DetectorConfig;
-
-/// Dip starts a provisional period needs: one fewer than `min_cycles`, and at least three (two
-/// spacings to compare).
-pub(super) fn early_cycles(cfg: &DetectorConfig) -> usize {
-    cfg.min_cycles.saturating_sub(1).max(3)
-}
 
 /// The edge of a dip as deep as a provisional period's that the step from `prev` to `u` makes,
 /// when one more such edge could complete a provisional period in the window `a` describes (a
