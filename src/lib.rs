@@ -19,6 +19,7 @@ pub mod host;
 pub mod model;
 pub mod output;
 pub mod pipeline;
+pub mod printable;
 pub mod recording;
 pub mod sampler;
 pub mod timeline;

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::report::{GpuReport, Report};
 use crate::model::{FindingKind, UnixTime};
+use crate::printable;
 use crate::timeline::{dominant_verdict, VerdictSegment};
 
 /// Characters the verdict strip spans.
@@ -84,7 +85,7 @@ fn gpu_text(o: &mut String, g: &GpuReport) {
     let name = if g.name.is_empty() {
         String::new()
     } else {
-        format!(" ({})", g.name)
+        format!(" ({})", printable::text(&g.name))
     };
     let _ = writeln!(o, "\nGPU {}{name}: {}", g.index, g.verdict);
     let _ = writeln!(
