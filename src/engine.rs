@@ -131,6 +131,8 @@ pub struct Engine {
     next_evidence: UnixTime,
     /// False when nothing reads snapshots (see [`Self::without_snapshots`]).
     snapshots: bool,
+    /// Buffer for the process IDs of one GPU (no allocation per tick).
+    pids: Vec<u32>,
 }
 
 impl Engine {
@@ -145,7 +147,7 @@ impl Engine {
                 current: Metrics::default(),
                 processes: Vec::new(),
                 history: GpuHistory::new(config.retention_s, config.interval_s),
-                verdict: FindingKind::Idle,
+                verdict: FindingKind::Pending,
                 findings: Vec::new(),
                 watch: None,
             })
@@ -168,6 +170,7 @@ impl Engine {
             detector_revision: u64::MAX,
             next_evidence: f64::MIN,
             snapshots: true,
+            pids: Vec::new(),
         }
     }
 
@@ -207,6 +210,23 @@ impl Engine {
         self.stats.samples_total += 1;
         self.stats.sample_duration_s = sample.sample_duration_s;
         self.host = sample.host;
+        self.take_readings(&sample);
+        let histories: Vec<&GpuHistory> = self.gpus.iter().map(|g| &g.history).collect();
+        let mut events = self.detector.update(sample.t, &histories);
+        for ev in &mut events {
+            self.report_event(ev);
+        }
+        if !self.snapshots {
+            return events;
+        }
+        self.copy_detector_state(sample.t);
+        self.last_sample = Some(Arc::new(sample));
+        events
+    }
+
+    /// Append each GPU's readings of `sample` to its history, keep its status and processes, and
+    /// tell the detector which processes hold each GPU that answered.
+    fn take_readings(&mut self, sample: &Sample) {
         for reading in &sample.gpus {
             let Some(g) = self.gpus.iter_mut().find(|g| g.info.index == reading.index) else {
                 continue;
@@ -238,50 +258,60 @@ impl Engine {
                 g.processes.clear();
             }
         }
-        let histories: Vec<&GpuHistory> = self.gpus.iter().map(|g| &g.history).collect();
-        let mut events = self.detector.update(sample.t, &histories);
-        for ev in &mut events {
-            match ev {
-                FindingEvent::Raised(f) => {
-                    // The evidence the user sees at raise time goes into the event (and its log line).
-                    if let Some(g) = self.gpus.iter().find(|g| g.info.index == f.gpu) {
-                        crate::host::annotate_finding(f, &g.processes, &self.host);
-                    }
-                    let notes = if f.evidence.notes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" [{}]", f.evidence.notes.join("; "))
-                    };
-                    tracing::warn!(
-                        target: FINDINGS_TARGET,
-                        "GPU {} {}: {}{notes} → {}",
-                        f.gpu,
-                        f.kind.title(),
-                        f.summary,
-                        f.advice
-                    )
-                }
-                FindingEvent::Cleared(f) => {
-                    tracing::info!(target: FINDINGS_TARGET, "GPU {} {} cleared", f.gpu, f.kind.title());
-                    if self.recent_findings.len() >= RECENT_FINDINGS {
-                        self.recent_findings
-                            .drain(..=self.recent_findings.len() - RECENT_FINDINGS);
-                    }
-                    self.recent_findings.push(f.clone());
-                }
+        for (pos, g) in self.gpus.iter().enumerate() {
+            if g.status == GpuStatus::Ok {
+                self.pids.clear();
+                self.pids.extend(g.processes.iter().map(|p| p.pid));
+                self.detector.note_processes(pos, sample.t, &self.pids);
             }
         }
-        if !self.snapshots {
-            return events;
+    }
+
+    /// Log a raised or cleared finding; a raised one gets the host evidence the user sees at
+    /// raise time, a cleared one joins the recent findings.
+    fn report_event(&mut self, ev: &mut FindingEvent) {
+        match ev {
+            FindingEvent::Raised(f) => {
+                // The evidence the user sees at raise time goes into the event (and its log line).
+                if let Some(g) = self.gpus.iter().find(|g| g.info.index == f.gpu) {
+                    crate::host::annotate_finding(f, &g.processes, &self.host);
+                }
+                let notes = if f.evidence.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", f.evidence.notes.join("; "))
+                };
+                tracing::warn!(
+                    target: FINDINGS_TARGET,
+                    "GPU {} {}: {}{notes} → {}",
+                    f.gpu,
+                    f.kind.title(),
+                    f.summary,
+                    f.advice
+                )
+            }
+            FindingEvent::Cleared(f) => {
+                tracing::info!(target: FINDINGS_TARGET, "GPU {} {} cleared", f.gpu, f.kind.title());
+                if self.recent_findings.len() >= RECENT_FINDINGS {
+                    self.recent_findings
+                        .drain(..=self.recent_findings.len() - RECENT_FINDINGS);
+                }
+                self.recent_findings.push(f.clone());
+            }
         }
+    }
+
+    /// Copy the detector's verdicts, watches and findings into the per-GPU snapshots when they
+    /// may have changed, and refresh the host evidence of active starvation findings.
+    fn copy_detector_state(&mut self, t: UnixTime) {
         let revision = self.detector.revision();
         let changed = revision != self.detector_revision;
         // Between evaluations, the workers' state still changes: refresh the host evidence of
         // active starvation findings once per EVIDENCE_REFRESH_S (no /proc reads here: the
         // processes came with the sample).
-        let refresh = sample.t >= self.next_evidence;
+        let refresh = t >= self.next_evidence;
         if refresh {
-            self.next_evidence = sample.t + EVIDENCE_REFRESH_S;
+            self.next_evidence = t + EVIDENCE_REFRESH_S;
         }
         for (pos, g) in self.gpus.iter_mut().enumerate() {
             if changed {
@@ -307,8 +337,6 @@ impl Engine {
             }
         }
         self.detector_revision = revision;
-        self.last_sample = Some(Arc::new(sample));
-        events
     }
 
     /// An immutable view of the current state.

@@ -22,5 +22,6 @@ pub mod pipeline;
 pub mod printable;
 pub mod recording;
 pub mod sampler;
+pub mod timeline;
 pub mod tls_pem;
 pub mod tui;

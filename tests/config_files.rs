@@ -410,3 +410,31 @@ fn serve_with_a_bad_web_config_file_stops_before_listening() {
         "{err}"
     );
 }
+
+/// The `[detector]` keys as docs/DETECTOR.md lists them: every key with its default, the range
+/// `config check` accepts and what it means, from `DetectorConfig` itself.
+fn detector_keys_table() -> String {
+    let cfg = support::api::DetectorConfig::default();
+    let meaning = support::api::DetectorConfig::described();
+    let mut out = vec![
+        "| key | default | range | meaning |".to_string(),
+        "|---|---|---|---|".to_string(),
+    ];
+    for ((key, value, lo, hi, unit), (_, doc)) in cfg.ranges().into_iter().zip(meaning) {
+        let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push(format!("| `{key}` | {value} | {lo}–{hi}{unit} | {doc} |"));
+    }
+    out.join("\n")
+}
+
+/// `cargo test --test config_files detector_docs -- --nocapture` prints the table.
+#[test]
+fn the_detector_docs_list_every_key_with_its_default_range_and_meaning() {
+    let table = detector_keys_table();
+    println!("{table}");
+    let doc = std::fs::read_to_string(support::repo("docs/DETECTOR.md")).expect("docs/DETECTOR.md");
+    assert!(
+        doc.contains(&table),
+        "docs/DETECTOR.md does not hold the [detector] keys as they are:\n{table}"
+    );
+}

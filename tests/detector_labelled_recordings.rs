@@ -3,8 +3,9 @@
 //! recording and the nvidia-smi log as `gpulse analyze` reads them, the 50 ms NVML poller's trace
 //! as 250 ms ticks with their driver windows. Each field of the label is checked against what the
 //! detector found. With `--nocapture` the tests print one row per check (job, input, check,
-//! expected, found, seconds from the job's onset to its first stall finding): the calibration
-//! table. A failure names the job's folder, the input and the label field.
+//! expected, found, seconds from the job's onset to the finding that names it: its first stall
+//! finding, or its first finding of the label's verdict): the calibration table. A failure names
+//! the job's folder, the input and the label field.
 //!
 //! `cargo test --test detector_labelled_recordings -- --nocapture`
 
@@ -134,10 +135,10 @@ fn every_job_of_a_whole_recording_has_its_own_folder_with_the_same_window() {
 const WATCH_CHANGES_AT_MOST: usize = 6;
 
 /// Every labelled recording replayed tick by tick as the dashboard runs it: how soon a starving
-/// job's stalls are shown (the snapshot's `watch`, while the GPU still reads healthy) against
-/// when it is named, and how often a job labelled without stalls shows them. The watch never
-/// shows beside a finding, does not flicker, and on a steady job stays as rare as its label
-/// says (`watch_share_at_most`).
+/// job's stalls are shown (the snapshot's `watch`, while the GPU reads stalling) against when it
+/// is named (within `watched_within_s` of onset where the label bounds it), and how often a job
+/// labelled without stalls shows them. The watch never shows beside a finding, does not flicker,
+/// and on a steady job stays as rare as its label says (`watch_share_at_most`).
 #[test]
 fn stalls_are_watched_before_starvation_is_named() {
     let jobs: Vec<Folder> = folders()
@@ -193,6 +194,14 @@ fn watch_job(folder: &Folder) -> (String, Vec<String>) {
         }
     }
     let share = shown as f64 / ticks.max(1) as f64;
+    if let Some(within) = label.watched_within_s {
+        if first.is_none_or(|f| f > within) {
+            errors.push(format!(
+                "{}: watched_within_s: stalls first shown after {first:?} s, at most {within:.1} s",
+                folder.name
+            ));
+        }
+    }
     if toggles > WATCH_CHANGES_AT_MOST {
         errors.push(format!("{}: shown or hidden {toggles} times", folder.name));
     }

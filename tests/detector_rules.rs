@@ -4,23 +4,25 @@ mod support;
 
 use support::api::{
     throttle, DeviceInfo, Engine, EngineConfig, FindingEvent, FindingKind, GpuReading, Metrics,
-    Sample, Severity, SystemInfo, UtilWindow, SMI_CSV_BACKEND,
+    Sample, Severity, SystemInfo, UtilSampling, UtilWindow,
 };
 
 const T0: f64 = 1_800_000_000.0;
 const GIB: u64 = 1 << 30;
 
 fn system(n: u32) -> SystemInfo {
-    system_of("test", n)
+    system_of(UtilSampling::DriverWindows, n)
 }
 
-fn system_of(backend: &str, n: u32) -> SystemInfo {
+/// `n` H200s whose source samples utilization as `sampling` says.
+fn system_of(sampling: UtilSampling, n: u32) -> SystemInfo {
     SystemInfo {
         hostname: "h".into(),
-        backend: backend.into(),
+        backend: "test".into(),
         devices: (0..n)
             .map(|i| DeviceInfo {
                 index: i,
+                util_sampling: sampling,
                 name: "NVIDIA H200".into(),
                 memory_total_bytes: Some(140 * GIB),
                 power_limit_watts: Some(700.0),
@@ -230,19 +232,19 @@ fn a_log_takes_the_bursts_its_utilization_missed_from_its_power() {
             ..Default::default()
         }
     };
-    let named = |backend: &str| {
-        let (_, raised) = run_on(system_of(backend, 1), 40.0, job);
+    let named = |sampling: UtilSampling| {
+        let (_, raised) = run_on(system_of(sampling, 1), 40.0, job);
         raised
             .iter()
             .find(|r| r.0 == FindingKind::InputStarvation)
             .map(|r| r.3)
     };
     // From a log: named as the third burst (at 10 s, read as 0%) arrives.
-    let log = named(SMI_CSV_BACKEND).expect("named from the log");
+    let log = named(UtilSampling::Polled).expect("named from the log");
     assert!((10.0..=10.5).contains(&log), "named at {log} s");
     // Where every driver window is read (NVML), a 0% window is no missed burst: the same
     // readings have bursts at 2, 6, 18, 22 and 26 s, three evenly spaced only from 26 s.
-    let windows = named("nvml");
+    let windows = named(UtilSampling::DriverWindows);
     assert!(windows.is_none_or(|t| t >= 22.0), "named at {windows:?} s");
 }
 
@@ -299,7 +301,7 @@ fn a_burst_the_log_caught_a_tick_after_its_power_rose_is_not_filled() {
             ..Default::default()
         }
     };
-    let (e, raised) = run_on(system_of(SMI_CSV_BACKEND, 1), 60.0, job);
+    let (e, raised) = run_on(system_of(UtilSampling::Polled, 1), 60.0, job);
     let named = raised
         .iter()
         .find(|r| r.0 == FindingKind::InputStarvation)

@@ -189,11 +189,11 @@ fn one_long_stall_is_not_a_period_and_a_steady_job_is_healthy() {
     }
 }
 
-/// Until starvation is named the GPU reads `healthy`; its stalls are shown meanwhile (the
+/// Until starvation is named the GPU reads `stalling` whenever its stalls are shown (the
 /// snapshot's `watch`), from the first evaluation that sees two of them, and not once named. A
 /// steady job and a single long stall never get one.
 #[test]
-fn stalls_are_watched_until_named_and_a_steady_job_never_is() {
+fn stalls_are_watched_and_called_stalling_until_named_and_a_steady_job_never_is() {
     fn watches(job: &SynthJob, polling: Polling) -> (Option<f64>, Option<f64>, usize) {
         let mut engine = Engine::new(synth::system(), EngineConfig::default());
         let (mut first_watch, mut named, mut watched_after) = (None, None, 0);
@@ -203,7 +203,7 @@ fn stalls_are_watched_until_named_and_a_steady_job_never_is() {
             let snap = engine.snapshot();
             let g = &snap.gpus[0];
             if g.watch.is_some() {
-                assert_eq!(g.verdict, FindingKind::Healthy, "{g:?}");
+                assert_eq!(g.verdict, FindingKind::Stalling, "{:?}", g.watch);
                 first_watch.get_or_insert(t - T0);
                 watched_after += usize::from(named.is_some());
             }

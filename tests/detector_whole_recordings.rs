@@ -7,7 +7,7 @@ mod support;
 
 use support::api::{analyze_path, DetectorConfig, Finding, FindingKind, Severity};
 use support::detector::{live_findings, replay, stalls_named_during, stalls_overlapping};
-use support::labels::{Folder, Input, Label};
+use support::labels::{folders, job, Folder, Input, Label};
 use support::traces::true_period;
 
 const TRANSITION: &str = "resnet50-healthy-then-loader-2-workers-30ms-per-sample-for-29s";
@@ -22,6 +22,9 @@ const REVERSE: &str = "resnet50-loader-3-workers-20ms-per-sample-then-healthy";
 const TRANSFORMER_THEN_REVERSE: &str = "jobs-transformer-loader-reverse-transition-mlp-sync";
 const EACH_IN_A_NEW_PROCESS: &str = "jobs-each-in-a-new-process-vit-eval-restarts-healthy";
 const RANDOM_STALLS_AND_OTHERS: &str = "jobs-random-stalls-jittery-loader-vit-checkpoint";
+const SPIN_KERNEL: &str = "spin-kernel";
+const SPIN_KERNEL_AND_OTHERS: &str =
+    "jobs-healthy-then-loader-bound-spin-kernel-checkpoint-no-workers-4-workers";
 const LIVE_FINDINGS: [&str; 2] = [
     "jobs-random-stalls-transition-6-workers",
     "jobs-random-stalls-1-worker-55ms-1-worker-12ms",
@@ -383,4 +386,119 @@ fn describe(found: &[&Finding], begin: f64) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// A finding belongs to the job it was seen in. Every recording of several jobs replayed tick by
+/// tick as the dashboard runs it, for each job whose entry bounds it (`findings_end_within_s`):
+/// every finding raised while the job ran ends within that many seconds after the job's end;
+/// from that many seconds after its start the GPU carries no finding raised before it and its
+/// verdict is never the kind of one; no finding of a kind its entry's `not` lists is raised
+/// while it runs; and where the entry says so, the job's own verdict (its folder's label) is
+/// raised within `verdict_within_s` of its onset (else start).
+#[test]
+fn each_finding_ends_with_its_job_and_the_next_job_starts_clean() {
+    let cfg = DetectorConfig::default();
+    let mut checked = 0;
+    for whole in folders().into_iter().filter(|f| !f.is_job()) {
+        let bounded: Vec<&Label> = whole
+            .labels
+            .iter()
+            .filter(|l| l.findings_end_within_s.is_some())
+            .collect();
+        if bounded.is_empty() {
+            continue;
+        }
+        let (verdicts, found) = replay(&cfg, &[whole.recording()]);
+        for l in bounded {
+            check_own_findings(&whole, l, &verdicts, &found);
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no job bounds its findings");
+}
+
+/// The checks of [`each_finding_ends_with_its_job_and_the_next_job_starts_clean`] for job `l`.
+fn check_own_findings(
+    whole: &Folder,
+    l: &Label,
+    verdicts: &[(f64, FindingKind)],
+    found: &[Finding],
+) {
+    let within = l.findings_end_within_s.unwrap_or(0.0);
+    let name = format!("{}: {}", whole.name, l.job);
+    let raised_during = |f: &&Finding| (l.start..=l.end()).contains(&f.detected_at);
+    let own: Vec<&Finding> = found.iter().filter(raised_during).collect();
+    let late: Vec<&&Finding> = own
+        .iter()
+        .filter(|f| f.end.is_none_or(|e| e > l.end() + within))
+        .collect();
+    assert!(late.is_empty(), "{name}: outlived the job: {late:?}");
+    let clean_from = l.start + within;
+    let carried: Vec<&Finding> = found
+        .iter()
+        .filter(|f| f.detected_at < l.start && f.end.is_none_or(|e| e > clean_from))
+        .collect();
+    assert!(carried.is_empty(), "{name}: carried in: {carried:?}");
+    let wrong: Vec<&&Finding> = own.iter().filter(|f| l.not.contains(&f.kind)).collect();
+    assert!(wrong.is_empty(), "{name}: {wrong:?}");
+    let before: Vec<FindingKind> = found
+        .iter()
+        .filter(|f| f.detected_at < l.start)
+        .map(|f| f.kind)
+        .collect();
+    let shown = verdicts
+        .iter()
+        .filter(|(t, v)| (clean_from..=l.end()).contains(t) && before.contains(v))
+        .filter(|(_, v)| !own.iter().any(|f| f.kind == *v));
+    assert_eq!(shown.count(), 0, "{name}: an earlier job's verdict shown");
+    if let Some(limit) = l
+        .verdict_within_s
+        .as_ref()
+        .and_then(|v| v.of(Input::Recording))
+    {
+        let verdict = job(&l.job).verdict.expect("the job's verdict");
+        let first = own.iter().find(|f| f.kind == verdict);
+        let after = first.map(|f| f.detected_at - l.begin());
+        println!("{name}: {verdict} raised {after:?} s after its start");
+        assert!(after.is_some_and(|a| a <= limit), "{name}: {own:?}");
+    }
+}
+
+/// A spin kernel in an nvidia-smi log without SM activity or power limit: in the log of the
+/// whole recording, where this GPU drew five times the power at full utilization in the job
+/// before, it is busy but idle within its bound; in its own log, with nothing busier to compare,
+/// the report says it cannot judge (the label accepts healthy there).
+#[test]
+fn a_spin_kernel_is_named_from_a_log_once_the_gpu_was_seen_working() {
+    let cfg = DetectorConfig::default();
+    let whole = Folder::open(SPIN_KERNEL_AND_OTHERS);
+    let l = whole.entry(SPIN_KERNEL);
+    let log = whole.input(Input::NvidiaSmi).expect("the whole log");
+    let r = analyze_path(&log, None, &cfg).expect("analyze");
+    let f = r.gpus[0]
+        .findings
+        .iter()
+        .find(|f| {
+            f.kind == FindingKind::BusyButIdle && (l.start..=l.end()).contains(&f.detected_at)
+        })
+        .unwrap_or_else(|| panic!("not named: {:?}", r.gpus[0].findings));
+    let limit = l
+        .verdict_within_s
+        .as_ref()
+        .and_then(|v| v.of(Input::Recording));
+    assert!(limit.is_some_and(|s| f.detected_at - l.start <= s), "{f:?}");
+    assert!(
+        f.summary.contains("when this GPU was busy before"),
+        "{}",
+        f.summary
+    );
+    let own = Folder::open(SPIN_KERNEL);
+    let r = analyze_path(&own.input(Input::NvidiaSmi).expect("log"), None, &cfg).expect("analyze");
+    let g = &r.gpus[0];
+    assert!(g.findings.is_empty(), "{:?}", g.findings);
+    assert!(
+        g.limits.iter().any(|s| s.contains("busy but idle")),
+        "{:?}",
+        g.limits
+    );
 }

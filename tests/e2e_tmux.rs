@@ -74,13 +74,13 @@ fn demo_shows_panels_and_help_then_q_leaves_the_alternate_screen() {
 }
 
 /// A starving simulated GPU in a real terminal: before the detector names it, the detector
-/// panel says what it sees ("GPU 0 watching N stalls ...") and reads `healthy`; once named, the
+/// panel says what it sees ("GPU 0 watching N stalls ...") and reads `stalling`; once named, the
 /// finding replaces that line.
 #[test]
 fn demo_starving_shows_its_stalls_then_names_them() {
     let t = Tmux::start(120, 40, "", "demo --scenario starving --gpus 1 --seed 1");
     let s = t.wait_for("the stalls watched", |s| s.contains("GPU 0 watching"));
-    assert!(s.contains("verdict 0 healthy"), "{s}");
+    assert!(s.contains("verdict 0 stalling"), "{s}");
     assert!(s.contains("no pattern yet"), "{s}");
     assert!(!s.contains("no active findings"), "{s}");
     let s = t.wait_for("the starvation finding", |s| {

@@ -214,13 +214,14 @@ fn findings_are_listed_and_their_dips_marked() {
 }
 
 /// A starving job before the detector names it: the panel says what it sees (stalls, the share
-/// of time stalled, no pattern yet) instead of "no active findings", and it goes once named.
+/// of time stalled, no pattern yet) instead of "no active findings", the verdict is `stalling`,
+/// and both go once named.
 #[test]
 fn stalls_are_shown_before_they_are_named() {
     // Named 8.5 s after the start; the stalls are shown from 6 s (a 5 s window at least).
     let mut run = sim(Scenario::Starving, 1, 7.0);
     let snap = run.snapshot();
-    assert_eq!(snap.gpus[0].verdict, FindingKind::Healthy);
+    assert_eq!(snap.gpus[0].verdict, FindingKind::Stalling);
     let w = snap.gpus[0].watch.expect("a watch line before the finding");
     assert!(w.stalls >= 2 && w.stalled_fraction >= 0.3, "{w:?}");
     let app = dashboard(snap, false);

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::{Backend, DeviceError, DeviceSampler};
 use crate::model::{
     throttle, DeviceInfo, GpuProcess, GpuReading, GpuStatus, HostProcess, Metrics, ProcessKind,
-    SystemInfo, UnixTime, UtilWindow, Vendor,
+    SystemInfo, UnixTime, UtilSampling, UtilWindow, Vendor,
 };
 
 /// The driver's utilization window on the H200.
@@ -579,6 +579,7 @@ pub fn sim_device_info(index: u32) -> DeviceInfo {
         temperature_slowdown_c: Some(87.0),
         has_fan: Some(false),
         gpm_supported: true,
+        util_sampling: UtilSampling::DriverWindows,
     }
 }
 

@@ -13,7 +13,9 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use super::{LineCounts, SampleSource};
-use crate::model::{throttle, DeviceInfo, GpuReading, Sample, SystemInfo, UnixTime, UtilWindow};
+use crate::model::{
+    throttle, DeviceInfo, GpuReading, Sample, SystemInfo, UnixTime, UtilSampling, UtilWindow,
+};
 use crate::printable;
 
 /// The backend name of a system read from an nvidia-smi log (`SystemInfo::backend`).
@@ -658,6 +660,7 @@ impl SmiCsvSource {
         }
         m.throttle = bits;
         if let Some(info) = info {
+            info.util_sampling = UtilSampling::Polled;
             info.memory_total_bytes = m.mem_total_bytes;
             info.power_limit_watts = m.power_limit_w;
         }

@@ -310,7 +310,7 @@ fn take_labels(g: &mut FleetGpu, s: &Series) {
 fn rank_of(k: FindingKind) -> u8 {
     if rank::TOP.contains(&k) {
         0
-    } else if k == FindingKind::Healthy {
+    } else if k == FindingKind::Healthy || k == FindingKind::Pending {
         2
     } else if k == FindingKind::Idle {
         3

@@ -3,7 +3,8 @@
 //! 1. a GPU losing most of its time for a known reason: input starvation, erratic stalls,
 //!    throttling, memory held idle;
 //! 2. any other warning (host bound, periodic stalls, PCIe degraded, ...);
-//! 3. a GPU whose data stopped arriving or that has no verdict at all;
+//! 3. a GPU whose data stopped arriving, that has no verdict at all, or whose verdict is still
+//!    pending (too little data);
 //! 4. healthy;
 //! 5. idle.
 //!
@@ -34,6 +35,8 @@ pub fn class(g: &FleetGpu) -> u8 {
     for k in kinds {
         let c = if TOP.contains(&k) {
             0
+        } else if k == FindingKind::Pending {
+            2
         } else if k == FindingKind::Healthy {
             3
         } else if k == FindingKind::Idle {

@@ -13,7 +13,8 @@ pub struct Row {
     check: &'static str,
     expected: String,
     found: String,
-    /// Seconds from the job's onset (else start) to its first stall finding.
+    /// Seconds from the job's onset (else start) to the finding that names it (see
+    /// `first_named`).
     after: Option<f64>,
     pub ok: bool,
 }
@@ -121,12 +122,7 @@ pub fn check_input(
     report: &Report,
     truth: Option<f64>,
 ) -> Vec<Row> {
-    let g = &report.gpus[0];
-    let after = g
-        .findings
-        .iter()
-        .find(|f| STARVING.contains(&f.kind))
-        .map(|f| f.detected_at - label.begin());
+    let after = first_named(label, report).map(|f| f.detected_at - label.begin());
     let mut c = Checks {
         folder,
         label,
@@ -140,10 +136,57 @@ pub fn check_input(
     verdict(&mut c);
     findings_allowed(&mut c);
     named_in_time(&mut c);
+    verdict_in_time(&mut c);
     period(&mut c);
     cleared(&mut c);
     counted(&mut c);
+    lost_fraction(&mut c);
     c.rows
+}
+
+/// The finding that names the job: its first stall finding where the label is a stall kind,
+/// else its first finding of the label's verdict.
+fn first_named<'a>(label: &Label, report: &'a Report) -> Option<&'a Finding> {
+    let kinds: Vec<FindingKind> = match label.verdict {
+        Some(v) if STARVING.contains(&v) => STARVING.to_vec(),
+        Some(v) => vec![v],
+        None => Vec::new(),
+    };
+    report.gpus[0]
+        .findings
+        .iter()
+        .find(|f| kinds.contains(&f.kind))
+}
+
+/// The label's verdict is raised within `verdict_within_s` of the onset (else start), from each
+/// input the label bounds.
+fn verdict_in_time(c: &mut Checks) {
+    let bound = c.label.verdict_within_s.as_ref();
+    let Some(limit) = bound.and_then(|b| b.of(c.input)) else {
+        return;
+    };
+    let ok = c.after.is_some_and(|a| a <= limit);
+    c.row(
+        "verdict_within_s",
+        format!("<= {limit:.1}"),
+        fmt(c.after, 1),
+        ok,
+    );
+}
+
+/// The finding that names the job measures the share of time lost within
+/// `lost_fraction_between` (the job's own count of its waiting, with the sampling's margin).
+fn lost_fraction(c: &mut Checks) {
+    let Some([lo, hi]) = c.label.lost_fraction_between else {
+        return;
+    };
+    let lost = first_named(c.label, c.report).and_then(|f| f.evidence.lost_fraction);
+    c.row(
+        "lost_fraction_between",
+        format!("{lo:.2}..={hi:.2}"),
+        fmt(lost, 2),
+        lost.is_some_and(|l| (lo..=hi).contains(&l)),
+    );
 }
 
 /// A file read without warnings, and holding as many readings as the label says.

@@ -37,8 +37,8 @@ pub use gpulse::host::{
 };
 pub use gpulse::model::{
     throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,
-    HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo, UtilWindow,
-    Vendor,
+    HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo, UtilSampling,
+    UtilWindow, Vendor,
 };
 pub use gpulse::output::exporter::spawn_server;
 pub use gpulse::output::prometheus::metric_names;

@@ -21,7 +21,7 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
 
 use super::{Backend, DeviceSampler};
-use crate::model::{DeviceInfo, SystemInfo, Vendor};
+use crate::model::{DeviceInfo, SystemInfo, UtilSampling, Vendor};
 pub use device::{sample_value, NvmlDeviceSampler};
 use errors::open_error;
 pub use errors::NvmlOpenError;
@@ -131,6 +131,7 @@ pub fn device_info_of(index: u32, d: &Device<'static>) -> DeviceInfo {
             .map(f64::from),
         has_fan: has_fan(&d.fan_speed(0)),
         gpm_supported: d.gpm_support().unwrap_or(false),
+        util_sampling: UtilSampling::DriverWindows,
     }
 }
 

@@ -22,7 +22,8 @@ use std::time::Duration;
 
 use super::{Backend, DeviceError, DeviceSampler};
 use crate::model::{
-    DeviceInfo, GpuReading, GpuStatus, Metrics, SystemInfo, UnixTime, UtilWindow, Vendor,
+    DeviceInfo, GpuReading, GpuStatus, Metrics, SystemInfo, UnixTime, UtilSampling, UtilWindow,
+    Vendor,
 };
 use smi_parse::SmiGpu;
 use smi_runner::{PollerConfig, SmiCache, SmiPoller, SmiTool};
@@ -252,6 +253,7 @@ fn device_info(
         temperature_slowdown_c: None,
         has_fan: st.has_fan,
         gpm_supported: false,
+        util_sampling: UtilSampling::Polled,
     }
 }
 
