@@ -35,6 +35,9 @@ pub struct ConfigFile {
     pub theme: Option<Theme>,
     /// Only these GPU indices are shown (all when absent).
     pub gpus: Option<Vec<u32>>,
+    /// Whether the dashboard takes mouse clicks and the wheel (default true; `false` leaves the
+    /// mouse to the terminal, e.g. for selecting text).
+    pub mouse: Option<bool>,
     pub detector: Option<DetectorConfig>,
     pub exporter: Option<ExporterFile>,
 }
@@ -87,6 +90,8 @@ pub struct Overrides {
     pub config: Option<PathBuf>,
     pub color: Option<ColorChoice>,
     pub readonly: bool,
+    /// `--no-mouse`: leave the mouse to the terminal.
+    pub no_mouse: bool,
     pub serve: Option<SocketAddr>,
 }
 
@@ -129,6 +134,8 @@ pub struct Settings {
     pub config_path: Option<PathBuf>,
     /// `--readonly`: never signal processes.
     pub readonly: bool,
+    /// The dashboard takes mouse clicks and the wheel (`--no-mouse` or `mouse = false`: not).
+    pub mouse: bool,
 }
 
 /// The default config file location (`~/.config/gpulse/config.toml` on Linux).
@@ -298,6 +305,7 @@ impl Settings {
             gpu_filter: file.gpus.clone(),
             config_path,
             readonly: args.readonly,
+            mouse: !args.no_mouse && file.mouse.unwrap_or(true),
         })
     }
 }

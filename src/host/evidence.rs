@@ -167,7 +167,6 @@ fn words(
     spare: Option<usize>,
 ) -> (String, String, String) {
     let n = ev.workers;
-    let in_d = ev.workers_in_disk_wait;
     let cores_txt = ev
         .cores
         .map_or_else(String::new, |c| format!(" on {c} cores"));
@@ -182,26 +181,7 @@ fn words(
     );
     let main = ev.main_cpu.unwrap_or_default();
     match ev.verdict {
-        LoaderVerdict::WaitingOnIo => {
-            let io = |label: &str| {
-                ev.iowait_percent
-                    .map_or_else(String::new, |io| format!(", {label} {io:.0}%"))
-            };
-            (
-                format!(
-                    "{n} DataLoader workers, {in_d} waiting on disk (D), {mean_txt}{}: storage is \
-                     the bottleneck",
-                    io("host iowait")
-                ),
-                "Storage is the bottleneck: move the data set to local NVMe or RAM, use a \
-                 sequential format (WebDataset, TFRecord, LMDB), or cache decoded samples."
-                    .to_string(),
-                format!(
-                    "data on local NVMe or RAM: {in_d} of {n} workers waiting on disk{}",
-                    io("iowait")
-                ),
-            )
-        }
+        LoaderVerdict::WaitingOnIo => storage_words(ev, &mean_txt),
         LoaderVerdict::NoWorkers => (
             format!(
                 "no DataLoader workers: the training process loads data itself at {main:.0}% \
@@ -215,28 +195,11 @@ fn words(
                 idle_cores(host, 1).map_or_else(|| "N".to_string(), |c| c.clamp(2, 8).to_string())
             ),
         ),
-        LoaderVerdict::CpuSaturated => match spare {
-            Some(s) if s >= 2 => (
-                format!("{n} DataLoader workers, {mean_txt}{cores_txt}: CPU-saturated"),
-                format!(
-                    "The workers are CPU-bound and {s} cores are free: raise num_workers (now \
-                     {n}) or make transforms cheaper."
-                ),
-                format!(
-                    "num_workers {n}→{}: {n} workers at {cpu_txt}, {s} cores idle",
-                    n + s.min(n)
-                ),
-            ),
-            _ => (
-                format!("{n} DataLoader workers, {mean_txt}{cores_txt}: CPU-saturated"),
-                "The workers are CPU-bound and no cores are free: make transforms cheaper \
-                 (decode on the GPU, e.g. DALI or torchvision.io on CUDA; pre-process offline)."
-                    .to_string(),
-                format!(
-                    "cheaper transforms (decode on the GPU): {n} workers at {cpu_txt}, no core idle"
-                ),
-            ),
-        },
+        LoaderVerdict::CpuSaturated => {
+            let note = format!("{n} DataLoader workers, {mean_txt}{cores_txt}: CPU-saturated");
+            let (advice, fix) = saturated_words(n, &cpu_txt, spare);
+            (note, advice, fix)
+        }
         LoaderVerdict::TooFewWorkers => {
             let c = ev.cores.unwrap_or_default();
             (
@@ -267,6 +230,53 @@ fn words(
                 "local data cache or num_workers {n}→{}: {sleeping} of {n} workers asleep at \
                  {cpu_txt}, none in disk wait",
                 n * 2
+            ),
+        ),
+    }
+}
+
+/// Words for workers waiting on storage.
+fn storage_words(ev: &LoaderEvidence, mean_txt: &str) -> (String, String, String) {
+    let (n, in_d) = (ev.workers, ev.workers_in_disk_wait);
+    let io = |label: &str| {
+        ev.iowait_percent
+            .map_or_else(String::new, |io| format!(", {label} {io:.0}%"))
+    };
+    (
+        format!(
+            "{n} DataLoader workers, {in_d} waiting on disk (D), {mean_txt}{}: storage is the \
+             bottleneck",
+            io("host iowait")
+        ),
+        "Storage is the bottleneck: move the data set to local NVMe or RAM, use a sequential \
+         format (WebDataset, TFRecord, LMDB), or cache decoded samples."
+            .to_string(),
+        format!(
+            "data on local NVMe or RAM: {in_d} of {n} workers waiting on disk{}",
+            io("iowait")
+        ),
+    )
+}
+
+/// The advice and the fix for `n` CPU-bound workers with `spare` cores free.
+fn saturated_words(n: usize, cpu_txt: &str, spare: Option<usize>) -> (String, String) {
+    match spare {
+        Some(s) if s >= 2 => (
+            format!(
+                "The workers are CPU-bound and {s} cores are free: raise num_workers (now {n}) or \
+                 make transforms cheaper."
+            ),
+            format!(
+                "num_workers {n}→{}: {n} workers at {cpu_txt}, {s} cores idle",
+                n + s.min(n)
+            ),
+        ),
+        _ => (
+            "The workers are CPU-bound and no cores are free: make transforms cheaper (decode on \
+             the GPU, e.g. DALI or torchvision.io on CUDA; pre-process offline)."
+                .to_string(),
+            format!(
+                "cheaper transforms (decode on the GPU): {n} workers at {cpu_txt}, no core idle"
             ),
         ),
     }
@@ -365,4 +375,123 @@ fn memory_holder(procs: &[GpuProcess]) -> Option<String> {
         }
     });
     Some(format!("pid {}{user} holds {gib:.0} GiB{command}", p.pid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Evidence, Severity};
+
+    fn worker(pid: u32, cpu: f64, state: char) -> HostProcess {
+        HostProcess {
+            pid,
+            ppid: Some(100),
+            cpu_percent: Some(cpu),
+            state: Some(state),
+            rss_bytes: None,
+            command: Some("python train.py".into()),
+        }
+    }
+
+    fn trainer(workers: Vec<HostProcess>) -> GpuProcess {
+        GpuProcess {
+            pid: 100,
+            user: Some("alice".into()),
+            cpu_percent: Some(30.0),
+            gpu_memory_bytes: Some(30 << 30),
+            command: Some("python train.py".into()),
+            resolved: true,
+            children: workers,
+            ..Default::default()
+        }
+    }
+
+    fn host(cores: u32, busy: f64) -> HostReading {
+        HostReading {
+            cpu_count: Some(cores),
+            cpu_percent: Some(busy),
+            iowait_percent: Some(0.5),
+            ..Default::default()
+        }
+    }
+
+    fn finding(kind: FindingKind) -> Finding {
+        Finding {
+            kind,
+            severity: Severity::High,
+            gpu: 0,
+            start: 0.0,
+            end: None,
+            detected_at: 1.0,
+            evidence: Evidence::default(),
+            summary: String::new(),
+            advice: "more DataLoader workers".into(),
+        }
+    }
+
+    #[test]
+    fn the_fix_names_the_change_and_its_evidence() {
+        // 4 saturated workers on 16 cores, a quarter of the host busy: 11 cores free (16 less
+        // the 5 processes of the job), 12 measured idle.
+        let ws = (1..=4).map(|k| worker(100 + k, 99.0, 'R')).collect();
+        let mut f = finding(FindingKind::InputStarvation);
+        annotate_finding(&mut f, &[trainer(ws)], &host(16, 25.0));
+        assert_eq!(
+            f.evidence.fix.as_deref(),
+            Some("num_workers 4→8: 4 workers at 99% CPU, 11 cores idle")
+        );
+        // A busy host leaves fewer cores than the job does not take.
+        let ws = (1..=4).map(|k| worker(100 + k, 99.0, 'R')).collect();
+        annotate_finding(&mut f, &[trainer(ws)], &host(16, 90.0));
+        assert_eq!(
+            f.evidence.fix.as_deref(),
+            Some("cheaper transforms (decode on the GPU): 4 workers at 99% CPU, no core idle")
+        );
+        // Workers in disk wait: storage.
+        let ws = (1..=4).map(|k| worker(100 + k, 5.0, 'D')).collect();
+        annotate_finding(&mut f, &[trainer(ws)], &host(16, 25.0));
+        assert_eq!(
+            f.evidence.fix.as_deref(),
+            Some("data on local NVMe or RAM: 4 of 4 workers waiting on disk, iowait 0%")
+        );
+        // Nothing on the host explains it: no fix, the advice stands alone.
+        let ws = (1..=16).map(|k| worker(100 + k, 60.0, 'R')).collect();
+        annotate_finding(&mut f, &[trainer(ws)], &host(16, 25.0));
+        assert_eq!(f.evidence.fix, None);
+        assert_eq!(f.advice, "more DataLoader workers");
+    }
+
+    #[test]
+    fn memory_held_idle_names_the_process_holding_it() {
+        let small = GpuProcess {
+            pid: 7,
+            gpu_memory_bytes: Some(1 << 30),
+            ..Default::default()
+        };
+        let mut f = finding(FindingKind::MemoryIdle);
+        annotate_finding(
+            &mut f,
+            &[small.clone(), trainer(Vec::new())],
+            &host(16, 25.0),
+        );
+        assert_eq!(
+            f.evidence.fix.as_deref(),
+            Some("pid 100 alice holds 30 GiB: python train.py")
+        );
+        // A long command keeps its start and its end.
+        let long = GpuProcess {
+            command: Some(format!("python serve.py {} --port 8080", "x".repeat(80))),
+            ..trainer(Vec::new())
+        };
+        annotate_finding(&mut f, &[long], &host(16, 25.0));
+        let fix = f.evidence.fix.clone().unwrap_or_default();
+        assert!(
+            fix.contains("python serve.py") && fix.ends_with("--port 8080"),
+            "{fix}"
+        );
+        assert!(fix.chars().count() < 100, "{fix}");
+        // No process reports memory: nothing to name.
+        annotate_finding(&mut f, &[GpuProcess::default()], &host(16, 25.0));
+        assert_eq!(f.evidence.fix, None);
+    }
 }
