@@ -347,3 +347,128 @@ fn zoom_changes_the_window_in_the_header() {
     }
     assert!(screen(&app, 120, 40).contains("window 10 min"));
 }
+
+/// The cells where `text` starts on each line that holds it.
+fn cells_of<'a>(buf: &'a Buffer, text: &str) -> Vec<&'a ratatui::buffer::Cell> {
+    let w = buf.area.width as usize;
+    let first = text.chars().next().expect("text");
+    let mut found = Vec::new();
+    for y in 0..buf.area.height as usize {
+        let row: Vec<&ratatui::buffer::Cell> = buf.content[y * w..(y + 1) * w].iter().collect();
+        let line: String = row.iter().map(|c| c.symbol()).collect();
+        if let Some(byte) = line.find(text) {
+            let col = line[..byte].chars().count();
+            assert_eq!(row[col].symbol(), first.to_string());
+            found.push(row[col]);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_verdict_has_the_same_style_wherever_it_is_drawn() {
+    let run = sim(Scenario::Mixed, 8, 90.0);
+    for color in [true, false] {
+        let app = app_for(run.snapshot(), color);
+        let buf = draw(&app, 120, 40);
+        // GPU 0's list row, its panel's title and its diagnosis line.
+        let cells = cells_of(&buf, "input starvation");
+        assert!(cells.len() >= 3, "{}", text(&buf));
+        for c in &cells {
+            assert_eq!(
+                (c.fg, c.modifier),
+                (cells[0].fg, cells[0].modifier),
+                "{}",
+                text(&buf)
+            );
+        }
+        // High severity reads as bad news, not as the healthy style.
+        let healthy = cells_of(&buf, "healthy");
+        assert!(!healthy.is_empty());
+        assert_ne!(
+            (healthy[0].fg, healthy[0].modifier),
+            (cells[0].fg, cells[0].modifier)
+        );
+    }
+}
+
+#[test]
+fn the_help_scrolls_to_its_legend_of_colours_marks_and_figures() {
+    let run = sim(Scenario::Healthy, 1, 20.0);
+    let mut app = app_for(run.snapshot(), true);
+    app.apply(Action::ToggleHelp);
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("↑↓ scroll"), "{s}");
+    for _ in 0..8 {
+        app.apply(Action::ScrollHelp(10));
+    }
+    let s = screen(&app, 80, 24);
+    for legend in ["░", "DRAM BW", "UTIL%", "per column", "job mean"] {
+        assert!(s.contains(legend), "{legend}\n{s}");
+    }
+}
+
+#[test]
+fn the_footer_says_what_the_keys_do_now() {
+    let run = sim(Scenario::Starving, 1, 20.0);
+    let mut app = app_for(run.snapshot(), true);
+    let footer = |app: &App| {
+        screen(app, 160, 48)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(footer(&app).contains("Enter details"), "{}", footer(&app));
+    app.apply(Action::ToggleExpand);
+    assert!(
+        footer(&app).contains("Enter hide details"),
+        "{}",
+        footer(&app)
+    );
+    app.apply(Action::TogglePause);
+    assert!(footer(&app).contains("p resume"), "{}", footer(&app));
+    app.apply(Action::FocusNext);
+    let f = footer(&app);
+    assert!(
+        f.contains("←→ scroll") && f.contains("t tree") && f.contains("a all GPUs"),
+        "{f}"
+    );
+    app.apply(Action::ToggleTree);
+    assert!(footer(&app).contains("t flat"), "{}", footer(&app));
+    app.apply(Action::FocusNext);
+    assert!(footer(&app).contains("PgUp/PgDn"), "{}", footer(&app));
+}
+
+#[test]
+fn charts_say_their_resolution_and_label_their_time() {
+    let run = sim(Scenario::Healthy, 1, 90.0);
+    let app = app_for(run.snapshot(), true);
+    for (w, h, per) in [(80, 24, "1.0 s per column"), (160, 48, "0.43 s per column")] {
+        let s = screen(&app, w, h);
+        let axis = s
+            .lines()
+            .find(|l| l.contains("per column"))
+            .unwrap_or_else(|| panic!("an axis at {w}x{h}:\n{s}"));
+        assert!(axis.contains(per), "{axis}");
+        assert!(axis.contains("30s") && axis.contains("10s"), "{axis}");
+        assert!(s.contains("60 s mean"), "{s}");
+    }
+}
+
+#[test]
+fn commands_scroll_sideways_and_long_ones_keep_their_end() {
+    let run = sim(Scenario::Starving, 1, 20.0);
+    let mut app = app_for(run.snapshot(), true);
+    app.apply(Action::FocusNext);
+    app.apply(Action::ScrollRight);
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("command +8 →"), "{s}");
+    let row = s
+        .lines()
+        .find(|l| l.contains("4101"))
+        .expect("the process row");
+    assert!(row.contains("…ain.py --job starving"), "{row}");
+    app.apply(Action::ScrollLeft);
+    assert!(screen(&app, 80, 24).contains("python train.py --job starving"));
+}
