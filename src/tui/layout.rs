@@ -8,7 +8,7 @@ use crate::engine::Snapshot;
 use super::app::App;
 use super::focus::Focus;
 use super::theme::Theme;
-use super::widgets::findings::DetectorPanel;
+use super::widgets::findings::DiagnosisPanel;
 
 /// Below this size the screen only says that it is too small.
 pub const MIN_WIDTH: u16 = 60;
@@ -167,7 +167,7 @@ pub fn layout(area: Rect, app: &App, snapshot: &Snapshot) -> ScreenLayout {
     let focus = app.focus;
     let wants = Wants {
         gpus: n,
-        diag_lines: detector_panel(app, snapshot, n > 1)
+        diag_lines: diagnosis_panel(app, snapshot, n > 1)
             .lines(area.width.saturating_sub(2))
             .len() as u16,
         procs: rows
@@ -203,12 +203,12 @@ pub fn layout(area: Rect, app: &App, snapshot: &Snapshot) -> ScreenLayout {
 }
 
 /// The diagnosis panel of this app's state.
-pub fn detector_panel<'a>(
+pub fn diagnosis_panel<'a>(
     app: &App,
     snapshot: &'a Snapshot,
     list_shown: bool,
-) -> DetectorPanel<'a> {
-    DetectorPanel {
+) -> DiagnosisPanel<'a> {
+    DiagnosisPanel {
         snapshot,
         theme: Theme::new(app.color),
         selected: app.selected_gpu(),

@@ -10,7 +10,7 @@ use crate::engine::Snapshot;
 use super::canvas::Canvas;
 
 use super::app::{App, Focus, Overlay};
-use super::layout::detector_panel;
+use super::layout::diagnosis_panel;
 pub use super::layout::{layout, ScreenLayout, MIN_HEIGHT, MIN_WIDTH};
 use super::theme::Theme;
 use super::widgets::dialog::SignalDialogView;
@@ -116,7 +116,7 @@ pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snap
         });
     }
     if !l.diagnosis.is_empty() {
-        detector_panel(app, snapshot, !l.list.is_empty()).draw_on(l.diagnosis, canvas);
+        diagnosis_panel(app, snapshot, !l.list.is_empty()).draw_on(l.diagnosis, canvas);
     }
     draw_selected_gpu(&l, canvas, app, snapshot);
     if !l.events.is_empty() {

@@ -14,7 +14,7 @@ use crate::tui::diagnosis::{self, ranked_gpus, worst_finding};
 use crate::tui::format;
 use crate::tui::theme::Theme;
 
-pub struct DetectorPanel<'a> {
+pub struct DiagnosisPanel<'a> {
     pub snapshot: &'a Snapshot,
     pub theme: Theme,
     /// Position of the selected GPU: its finding's details are shown.
@@ -30,7 +30,7 @@ const ADVICE_LINES: usize = 3;
 /// Ended findings shown at most.
 const ENDED_LINES: usize = 4;
 
-impl DetectorPanel<'_> {
+impl DiagnosisPanel<'_> {
     /// Every line the panel would show with room enough, most important first, for an inner
     /// width of `width` columns.
     pub fn lines(&self, width: u16) -> Vec<Line<'static>> {
@@ -149,7 +149,7 @@ impl DetectorPanel<'_> {
         let inner = block.inner(area);
         let mut lines = self.lines(inner.width);
         lines.truncate(usize::from(inner.height));
-        canvas.part("detector", area, key_of(&(&lines, area)), &mut |buf| {
+        canvas.part("diagnosis", area, key_of(&(&lines, area)), &mut |buf| {
             (&block).render(area, buf);
             for (line, y) in lines.iter().zip(inner.top()..inner.bottom()) {
                 buf.set_line(inner.x, y, line, inner.width);
