@@ -4,6 +4,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 
 use crate::engine::Snapshot;
+use crate::host::ProcessRow;
 
 use super::app::App;
 use super::focus::Focus;
@@ -150,6 +151,22 @@ fn share_rows(body: u16, w: &Wants) -> Rows {
 /// panel, the GPU panel's comfort, the rest of the diagnosis, the processes and the events; the
 /// GPU panel takes what is left.
 pub fn layout(area: Rect, app: &App, snapshot: &Snapshot) -> ScreenLayout {
+    let rows = app.table.rows(snapshot, app.selected_gpu());
+    let diag_lines = diagnosis_panel(app, snapshot, snapshot.gpus.len() > 1)
+        .lines(area.width.saturating_sub(2))
+        .len();
+    layout_for(area, app, snapshot, diag_lines, &rows)
+}
+
+/// [`layout`] for a diagnosis of `diag_lines` lines and these process rows (a frame computes
+/// them once, for the layout and the drawing).
+pub fn layout_for(
+    area: Rect,
+    app: &App,
+    snapshot: &Snapshot,
+    diag_lines: usize,
+    rows: &[ProcessRow],
+) -> ScreenLayout {
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         return ScreenLayout::default();
     }
@@ -163,13 +180,10 @@ pub fn layout(area: Rect, app: &App, snapshot: &Snapshot) -> ScreenLayout {
     .areas(area);
     let n = snapshot.gpus.len() as u16;
     let selected = app.selected_gpu();
-    let rows = app.table.rows(snapshot, selected);
     let focus = app.focus;
     let wants = Wants {
         gpus: n,
-        diag_lines: diagnosis_panel(app, snapshot, n > 1)
-            .lines(area.width.saturating_sub(2))
-            .len() as u16,
+        diag_lines: diag_lines.min(usize::from(u16::MAX)) as u16,
         procs: rows
             .len()
             .clamp(1, if focus == Focus::Processes { 8 } else { 4 }) as u16
@@ -182,7 +196,7 @@ pub fn layout(area: Rect, app: &App, snapshot: &Snapshot) -> ScreenLayout {
             .areas(body);
     let visible = usize::from(list.height.saturating_sub(2));
     let table_rows = usize::from(processes.height.saturating_sub(3));
-    let process_first = match app.table.selected_index(&rows) {
+    let process_first = match app.table.selected_index(rows) {
         Some(sel) if focus == Focus::Processes && table_rows > 0 => {
             (sel + 1).saturating_sub(table_rows)
         }

@@ -6,11 +6,13 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::engine::Snapshot;
+use crate::host::ProcessRow;
 
 use super::canvas::Canvas;
 
 use super::app::{App, Focus, Overlay};
 use super::layout::diagnosis_panel;
+use super::layout::layout_for;
 pub use super::layout::{layout, ScreenLayout, MIN_HEIGHT, MIN_WIDTH};
 use super::theme::Theme;
 use super::widgets::dialog::SignalDialogView;
@@ -75,7 +77,11 @@ pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snap
         });
         return;
     }
-    let l = layout(area, app, snapshot);
+    let selected = app.selected_gpu();
+    let rows = app.table.rows(snapshot, selected);
+    let diagnosis = diagnosis_panel(app, snapshot, snapshot.gpus.len() > 1);
+    let lines = diagnosis.lines(area.width.saturating_sub(2));
+    let l = layout_for(area, app, snapshot, lines.len(), &rows);
     Header {
         snapshot,
         theme,
@@ -116,9 +122,9 @@ pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snap
         });
     }
     if !l.diagnosis.is_empty() {
-        diagnosis_panel(app, snapshot, !l.list.is_empty()).draw_on(l.diagnosis, canvas);
+        diagnosis.draw_on(l.diagnosis, lines, canvas);
     }
-    draw_selected_gpu(&l, canvas, app, snapshot);
+    draw_selected_gpu(&l, canvas, app, snapshot, &rows);
     if !l.events.is_empty() {
         LogPanel {
             theme,
@@ -133,7 +139,13 @@ pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snap
 }
 
 /// The selected GPU's panel and processes.
-fn draw_selected_gpu(l: &ScreenLayout, canvas: &mut dyn Canvas, app: &App, snapshot: &Snapshot) {
+fn draw_selected_gpu(
+    l: &ScreenLayout,
+    canvas: &mut dyn Canvas,
+    app: &App,
+    snapshot: &Snapshot,
+    rows: &[ProcessRow],
+) {
     let theme = Theme::new(app.color);
     let selected = app.selected_gpu();
     if let Some(gpu) = snapshot.gpus.get(selected) {
@@ -151,9 +163,8 @@ fn draw_selected_gpu(l: &ScreenLayout, canvas: &mut dyn Canvas, app: &App, snaps
             .draw_on(l.panel, canvas);
         }
         if !l.processes.is_empty() {
-            let rows = app.table.rows(snapshot, selected);
             ProcessTable {
-                rows: &rows,
+                rows,
                 state: &app.table,
                 gpu_index: Some(gpu.info.index),
                 focused: app.focus == Focus::Processes,

@@ -139,15 +139,15 @@ impl DiagnosisPanel<'_> {
         lines
     }
 
-    /// Draw the first lines that fit as one part of a screen.
-    pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
+    /// Draw the first of `lines` ([`DiagnosisPanel::lines`] at this area's inner width) that
+    /// fit, as one part of a screen.
+    pub fn draw_on(&self, area: Rect, mut lines: Vec<Line<'static>>, canvas: &mut dyn Canvas) {
         let t = self.theme;
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(t.border())
             .title(Line::styled(" Diagnosis ", t.title()));
         let inner = block.inner(area);
-        let mut lines = self.lines(inner.width);
         lines.truncate(usize::from(inner.height));
         canvas.part("diagnosis", area, key_of(&(&lines, area)), &mut |buf| {
             (&block).render(area, buf);
