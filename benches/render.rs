@@ -100,9 +100,10 @@ fn main() {
             1000,
         );
     }
+    // The selected GPU's details (clocks, link, GPM counters) beside its charts.
     let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
     app.apply(gpulse::tui::Action::ToggleExpand);
-    frames("frame 200x60, 8 GPUs, rows only", &app, 200, 60, 1000);
+    frames("frame 200x60, 8 GPUs, details shown", &app, 200, 60, 1000);
     // The process table of every GPU in tree mode (each job's workers), focused, with the
     // status line showing a recording and the exporter.
     let mut app = App::new(run.snapshot(), 60.0, 600.0, true);

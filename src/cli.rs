@@ -69,6 +69,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub readonly: bool,
 
+    /// Leave the mouse to the terminal (no clicking in the dashboard; text can be selected)
+    #[arg(long, global = true)]
+    pub no_mouse: bool,
+
     /// Also serve Prometheus metrics on this address while the command runs, e.g. 127.0.0.1:9400
     #[arg(long, global = true, value_name = "ADDR", value_parser = parse_listen)]
     pub serve: Option<std::net::SocketAddr>,
@@ -115,6 +119,7 @@ impl GlobalArgs {
             config: self.config.clone(),
             color: self.color,
             readonly: self.readonly,
+            no_mouse: self.no_mouse,
             serve: self.serve,
             web_config_file: self.web_config_file.clone(),
         }

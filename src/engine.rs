@@ -109,8 +109,52 @@ pub const EVIDENCE_REFRESH_S: f64 = 1.0;
 fn wants_host_evidence(kind: FindingKind) -> bool {
     matches!(
         kind,
-        FindingKind::InputStarvation | FindingKind::ErraticStalls
+        FindingKind::InputStarvation | FindingKind::ErraticStalls | FindingKind::MemoryIdle
     )
+}
+
+/// A raised finding in one line, the lead first (a screen cuts the line at its end): the kind,
+/// the share of time lost, the fix, then what was seen, the host's notes and the advice.
+fn raised_text(f: &Finding) -> String {
+    let lost = f
+        .evidence
+        .lost_fraction
+        .map_or_else(String::new, |l| format!(", {:.0}% of time lost", l * 100.0));
+    let fix = f
+        .evidence
+        .fix
+        .as_deref()
+        .map_or_else(String::new, |x| format!(" → {x}"));
+    let notes = if f.evidence.notes.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", f.evidence.notes.join("; "))
+    };
+    format!(
+        "GPU {} {}{lost}{fix} | {}{notes} → {}",
+        f.gpu,
+        f.kind.title(),
+        f.summary,
+        f.advice
+    )
+}
+
+/// A cleared finding in one line: how long it lasted and, where the detector measured the time
+/// lost, what it cost in GPU time.
+fn cleared_text(f: &Finding) -> String {
+    let lasted = f.end.map(|end| (end - f.start).max(0.0));
+    let after = lasted.map_or_else(String::new, |s| {
+        format!(" after {}", crate::host::format_running(s))
+    });
+    let cost = match (lasted, f.evidence.lost_fraction) {
+        (Some(s), Some(l)) => format!(
+            ", cost ~{} of GPU time ({:.0}%)",
+            crate::host::format_running(s * l),
+            l * 100.0
+        ),
+        _ => String::new(),
+    };
+    format!("GPU {} {} cleared{after}{cost}", f.gpu, f.kind.title())
 }
 
 /// Owns history and the detector.
@@ -276,22 +320,10 @@ impl Engine {
                 if let Some(g) = self.gpus.iter().find(|g| g.info.index == f.gpu) {
                     crate::host::annotate_finding(f, &g.processes, &self.host);
                 }
-                let notes = if f.evidence.notes.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", f.evidence.notes.join("; "))
-                };
-                tracing::warn!(
-                    target: FINDINGS_TARGET,
-                    "GPU {} {}: {}{notes} → {}",
-                    f.gpu,
-                    f.kind.title(),
-                    f.summary,
-                    f.advice
-                )
+                tracing::warn!(target: FINDINGS_TARGET, "{}", raised_text(f))
             }
             FindingEvent::Cleared(f) => {
-                tracing::info!(target: FINDINGS_TARGET, "GPU {} {} cleared", f.gpu, f.kind.title());
+                tracing::info!(target: FINDINGS_TARGET, "{}", cleared_text(f));
                 if self.recent_findings.len() >= RECENT_FINDINGS {
                     self.recent_findings
                         .drain(..=self.recent_findings.len() - RECENT_FINDINGS);

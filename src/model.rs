@@ -221,6 +221,10 @@ pub struct GpuProcess {
     pub running_s: Option<f64>,
     #[serde(default)]
     pub command: Option<String>,
+    /// Kernel state letter of the process (`R` running, `S` sleeping, `D` waiting on disk, ...),
+    /// where the host could read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<char>,
     /// False when the PID could not be found on this host (e.g. inside a container).
     #[serde(default = "default_true")]
     pub resolved: bool,

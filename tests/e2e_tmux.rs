@@ -57,10 +57,10 @@ fn demo_shows_panels_and_help_then_q_leaves_the_alternate_screen() {
     assert_eq!(t.format("#{cursor_flag}"), "0", "the cursor is hidden");
 
     t.keys(&["?"]);
-    let help = t.wait_for("the help overlay", |s| s.contains("Keys (Esc closes)"));
+    let help = t.wait_for("the help overlay", |s| s.contains("Esc closes"));
     assert!(help.contains("pause the display"), "{help}");
     t.keys(&["Escape"]);
-    t.wait_for("the help to close", |s| !s.contains("Keys (Esc closes)"));
+    t.wait_for("the help to close", |s| !s.contains("Esc closes"));
 
     t.keys(&["q"]);
     assert_eq!(t.wait_exit(), 0);
@@ -73,21 +73,22 @@ fn demo_shows_panels_and_help_then_q_leaves_the_alternate_screen() {
     );
 }
 
-/// A starving simulated GPU in a real terminal: before the detector names it, the detector
-/// panel says what it sees ("GPU 0 watching N stalls ...") and reads `stalling`; once named, the
-/// finding replaces that line.
+/// A starving simulated GPU in a real terminal: before the detector names it, the diagnosis
+/// says what it sees ("GPU 0 healthy, watching N stalls ..."); once named, the finding with its
+/// share of time lost and its fix replaces that line.
 #[test]
 fn demo_starving_shows_its_stalls_then_names_them() {
     let t = Tmux::start(120, 40, "", "demo --scenario starving --gpus 1 --seed 1");
-    let s = t.wait_for("the stalls watched", |s| s.contains("GPU 0 watching"));
-    assert!(s.contains("verdict 0 stalling"), "{s}");
+    let s = t.wait_for("the stalls watched", |s| {
+        s.contains("GPU 0 healthy, watching")
+    });
     assert!(s.contains("no pattern yet"), "{s}");
     assert!(!s.contains("no active findings"), "{s}");
     let s = t.wait_for("the starvation finding", |s| {
-        s.contains("GPU 0 input starvation (")
+        s.contains("GPU 0 input starvation · ")
     });
-    assert!(!s.contains("GPU 0 watching"), "{s}");
-    assert!(s.contains("verdict 0 input starvation"), "{s}");
+    assert!(!s.contains("healthy, watching"), "{s}");
+    assert!(s.contains("% lost → "), "{s}");
     t.keys(&["q"]);
     assert_eq!(t.wait_exit(), 0);
 }
@@ -175,4 +176,133 @@ fn sigterm_restores_the_terminal() {
     assert_eq!(t.wait_exit(), 0);
     assert_eq!(t.format("#{alternate_on}"), "0", "alternate screen left");
     assert_eq!(t.format("#{cursor_flag}"), "1", "the cursor is shown again");
+}
+
+/// The diagnosis line of the worst GPU (its verdict, the share of time lost, the fix) at every
+/// size from 80×24 up, with one GPU and with eight (every GPU's verdict on screen too), in colour
+/// and without (`NO_COLOR`).
+#[test]
+fn the_diagnosis_and_its_fix_show_at_every_size_with_1_and_8_gpus() {
+    for (gpus, args, env) in [
+        (1, "demo --scenario starving --gpus 1 --seed 1", ""),
+        (8, "demo --scenario mixed --gpus 8 --seed 1", "NO_COLOR=1"),
+    ] {
+        let t = Tmux::start(80, 24, env, args);
+        for (w, h) in [(80, 24), (120, 40), (200, 60)] {
+            t.run(&[
+                "resize-window",
+                "-t",
+                "e2e",
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+            ]);
+            let s = t.wait_for("the diagnosis line with its fix", |s| {
+                s.lines().count() == h
+                    && s.lines().any(|l| {
+                        l.starts_with("│GPU ")
+                            && l.contains(" input starvation · ")
+                            && l.contains("% lost → ")
+                    })
+            });
+            if gpus == 8 {
+                for i in 0..8 {
+                    assert!(
+                        s.lines().any(|l| l.contains(&format!(" {i} H200"))),
+                        "GPU {i}'s row at {w}x{h}:\n{s}"
+                    );
+                }
+            }
+            // One line per event: no row of the event panel is the rest of a cut word.
+            assert!(!s.contains("DataLoade│"), "{s}");
+        }
+        if !env.is_empty() {
+            assert_eq!(
+                colour_escapes(&t.capture_with_escapes()),
+                Vec::<String>::new()
+            );
+        }
+        t.keys(&["q"]);
+        assert_eq!(t.wait_exit(), 0);
+    }
+}
+
+/// Clicks select a GPU and a process row; the terminal gets its mouse back on exit, and
+/// `--no-mouse` leaves it to the terminal throughout.
+#[test]
+fn clicks_select_a_gpu_and_a_process_and_the_mouse_is_given_back() {
+    let t = Tmux::start(100, 30, "", "demo --gpus 4 --seed 1");
+    let s = t.wait_for("the dashboard", |s| {
+        s.contains("● LIVE") && s.contains("python train.py")
+    });
+    assert_eq!(t.format("#{mouse_sgr_flag}"), "1", "clicks reported");
+    let row = |s: &str, text: &str| s.lines().position(|l| l.contains(text)).expect("row") + 1;
+    // SGR mouse report: button 0 pressed then released at column 6 of the row (1-based).
+    let click = |row: usize| {
+        for end in ["M", "m"] {
+            t.keys(&["-l", &format!("\x1b[<0;6;{row}{end}")]);
+        }
+    };
+    click(row(&s, " 2 H200"));
+    t.wait_for("GPU 2 selected", |s| {
+        s.contains("▶  2 H200") && s.contains("Processes · GPU 2")
+    });
+    let s = t.capture();
+    let process = s
+        .lines()
+        .position(|l| l.starts_with("│4") && l.contains("python train"))
+        .unwrap_or_else(|| panic!("a process row:\n{s}"))
+        + 1;
+    click(process);
+    t.wait_for("the process table focused", |s| s.contains("Esc GPUs"));
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), 0);
+    assert_eq!(t.format("#{mouse_sgr_flag}"), "0", "mouse given back");
+    assert_eq!(t.format("#{mouse_standard_flag}"), "0", "mouse given back");
+
+    let t = Tmux::start(100, 30, "", "--no-mouse demo --gpus 2 --seed 1");
+    t.wait_for("the dashboard", |s| s.contains("● LIVE"));
+    assert_eq!(t.format("#{mouse_standard_flag}"), "0", "--no-mouse");
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), 0);
+}
+
+/// Events one line each, cut with `…`, scrolled with the arrows once Tab has focused them.
+#[test]
+fn events_are_one_line_each_and_scroll() {
+    let t = Tmux::start(100, 40, "", "demo --gpus 4 --seed 1");
+    let events = |s: &str| -> Vec<String> {
+        let top = s.lines().position(|l| l.contains("Events")).unwrap_or(0);
+        s.lines()
+            .skip(top + 1)
+            .take_while(|l| l.starts_with('│'))
+            .map(|l| l.trim_matches('│').trim_end().to_string())
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let s = t.wait_for("a finding's event", |s| {
+        events(s).iter().any(|l| l.contains("input starvation"))
+    });
+    for line in events(&s) {
+        let time = line.get(..8).unwrap_or("");
+        assert!(
+            time.split(':').count() == 3 && time.chars().filter(char::is_ascii_digit).count() == 6,
+            "every row of the panel is an event of its own: {line:?}\n{s}"
+        );
+    }
+    assert!(
+        events(&s).iter().any(|l| l.ends_with('…')),
+        "long events are cut: {s}"
+    );
+    // Fewer rows than events: one shown while the panel has the keys.
+    t.run(&["resize-window", "-t", "e2e", "-x", "100", "-y", "19"]);
+    t.keys(&["Tab", "Tab"]);
+    t.wait_for("the event panel focused", |s| s.contains("PgUp/PgDn"));
+    t.keys(&["Up"]);
+    t.wait_for("scrolled back", |s| s.contains("newer ↓"));
+    t.keys(&["End"]);
+    t.wait_for("back to the newest", |s| !s.contains("newer ↓"));
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), 0);
 }

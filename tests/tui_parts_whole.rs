@@ -7,7 +7,7 @@ mod support;
 use ratatui::backend::TestBackend;
 use support::api::{draw_frame, whole_screen, Action, App, PartsTerminal, Scenario, SimRun};
 
-/// Frame after frame, while findings come and go, the selection moves, a panel is expanded, the
+/// Frame after frame, while findings come and go, the selection moves, details are shown, the
 /// process table is focused, sorted and filtered, the zoom changes, the help overlay opens and
 /// closes, the display is paused and the terminal is resized (down to too small), the terminal
 /// drawn in parts holds exactly the cells of a whole drawing, and most parts are kept.
@@ -63,12 +63,13 @@ fn the_screen_drawn_in_parts_is_the_screen_drawn_whole() {
                 "{scenario:?} on {gpus} GPU(s), {w}x{h}, step {step}"
             );
         }
-        // A 160x48 screen has 20 to 30 parts; most are kept from frame to frame (2.5 drawn a
-        // frame on average, the GPU list's every frame: its charts all move together).
+        // A 160x48 screen has 20 to 30 parts; most are kept from frame to frame (about 6 drawn
+        // a frame: the selected GPU's charts whose load moves, its readings while its details
+        // are shown, the GPU list's every frame: its charts all move together).
         let (_, drawn) = term.parts_drawn();
         let per_frame = drawn as f64 / frames as f64;
         assert!(
-            per_frame < 4.0,
+            per_frame < 7.0,
             "{scenario:?} on {gpus} GPU(s): {per_frame:.1} parts drawn per frame"
         );
     }

@@ -464,6 +464,7 @@ impl SimDevice {
                 running_s: Some(rel + 600.0),
                 children: self.sim_workers(now, &command),
                 command: Some(command),
+                state: Some(if main_cpu >= 50.0 { 'R' } else { 'S' }),
                 resolved: true,
                 local_pid: None,
                 namespace_pid: None,

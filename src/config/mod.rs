@@ -40,6 +40,9 @@ pub struct ConfigFile {
     pub theme: Option<Theme>,
     /// Only these GPU indices are shown (all when absent).
     pub gpus: Option<Vec<u32>>,
+    /// Whether the dashboard takes mouse clicks and the wheel (default true; `false` leaves the
+    /// mouse to the terminal, e.g. for selecting text).
+    pub mouse: Option<bool>,
     pub detector: Option<DetectorConfig>,
     pub exporter: Option<ExporterFile>,
     pub fleet: Option<fleet::FleetFile>,
@@ -99,6 +102,8 @@ pub struct Overrides {
     pub config: Option<PathBuf>,
     pub color: Option<ColorChoice>,
     pub readonly: bool,
+    /// `--no-mouse`: leave the mouse to the terminal.
+    pub no_mouse: bool,
     pub serve: Option<SocketAddr>,
     /// `--web.config.file`.
     pub web_config_file: Option<PathBuf>,
@@ -155,6 +160,8 @@ pub struct Settings {
     pub web_config_file: Option<PathBuf>,
     /// `[fleet]`: the Prometheus server and how to reach it.
     pub fleet: FleetSettings,
+    /// The dashboard takes mouse clicks and the wheel (`--no-mouse` or `mouse = false`: not).
+    pub mouse: bool,
 }
 
 /// What `gpulse fleet` asks, from the config file's `[fleet]`.
@@ -380,6 +387,7 @@ impl Settings {
                 })
                 .unwrap_or_default(),
             config_path,
+            mouse: !args.no_mouse && file.mouse.unwrap_or(true),
         })
     }
 }

@@ -52,6 +52,9 @@ pub fn default_file_text() -> String {
          # Show only these GPUs (indices as nvidia-smi numbers them); all when absent.\n\
          # gpus = [0, 1]\n\
          \n\
+         # Clicks and the wheel in the dashboard; false leaves the mouse to the terminal (as --no-mouse).\n\
+         # mouse = true\n\
+         \n\
          # Prometheus exporter (`gpulse serve`). Other than loopback only when you mean it.\n\
          # [exporter]\n\
          # listen = \"{DEFAULT_LISTEN}\"\n\
@@ -91,6 +94,7 @@ pub fn effective_file(s: &Settings) -> ConfigFile {
         color: Some(s.color),
         theme: Some(s.theme),
         gpus: s.gpu_filter.clone(),
+        mouse: Some(s.mouse),
         detector: Some(s.engine.detector.clone()),
         exporter: Some(ExporterFile {
             listen: Some(s.exporter_listen.to_string()),

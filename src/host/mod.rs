@@ -346,6 +346,7 @@ impl HostProbe {
             p.namespace_pid = id.innermost_pid.filter(|ns| *ns != p.pid && *ns != local);
         }
         p.cpu_percent = p.cpu_percent.or(entry.cpu_percent);
+        p.state = p.state.or(Some(entry.stat.state));
         p.rss_bytes = p.rss_bytes.or(Some(entry.stat.rss_pages * self.page_size));
         p.running_s = p.running_s.or_else(|| {
             uptime.map(|up| (up - entry.stat.starttime as f64 / self.clock_ticks_per_s).max(0.0))

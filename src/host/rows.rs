@@ -38,8 +38,8 @@ impl SortKey {
             SortKey::Pid => "PID",
             SortKey::User => "USER",
             SortKey::GpuMemory => "GPU MEM",
-            SortKey::SmUtil => "SM%",
-            SortKey::MemUtil => "MEMBW%",
+            SortKey::SmUtil => "UTIL%",
+            SortKey::MemUtil => "MEMBUSY%",
             SortKey::Cpu => "CPU%",
             SortKey::Rss => "RSS",
             SortKey::Running => "TIME",
@@ -84,7 +84,7 @@ pub struct ProcessRow {
     pub cpu_percent: Option<f64>,
     pub rss_bytes: Option<u64>,
     pub running_s: Option<f64>,
-    /// Kernel state letter (children; GPU processes do not carry one).
+    /// Kernel state letter, where the host could read it.
     pub state: Option<char>,
     /// The command, or "pid N (not visible here)" for an unresolved process.
     pub command: String,
@@ -118,7 +118,7 @@ fn gpu_row(gpu: u32, p: &GpuProcess) -> ProcessRow {
         cpu_percent: p.cpu_percent,
         rss_bytes: p.rss_bytes,
         running_s: p.running_s,
-        state: None,
+        state: p.state,
         command: match (&p.command, p.resolved) {
             (Some(c), _) => c.clone(),
             (None, false) => super::unresolved_label(p.pid),

@@ -165,6 +165,11 @@ pub struct Evidence {
     /// Host-side evidence in words (e.g. "4 DataLoader workers, all near 100% CPU").
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub notes: Vec<String>,
+    /// The single most specific change to make, with the evidence for it, in one short line
+    /// ("num_workers 4→8: 4 workers at 100% CPU, 11 cores idle"); absent where the host shows
+    /// nothing more specific than the advice.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fix: Option<String>,
 }
 
 /// What the detector sees on a GPU without a finding (busy, or idle while a process holds its

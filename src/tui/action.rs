@@ -2,7 +2,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::{App, Focus, Overlay};
+use super::focus::Focus;
 
 /// Something the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,8 +10,13 @@ pub enum Action {
     Quit,
     ToggleHelp,
     CloseOverlay,
+    /// Scroll the help by this many lines (positive: down).
+    ScrollHelp(i16),
     SelectNext,
     SelectPrev,
+    /// Select the GPU at this position (a click on its row).
+    SelectGpu(usize),
+    /// Show or hide the selected GPU's details (clocks, fan, P-state, PCIe link, ...).
     ToggleExpand,
     TogglePause,
     /// A shorter chart window.
@@ -20,10 +25,24 @@ pub enum Action {
     ZoomOut,
     /// Move the arrow keys' focus between the GPUs and the process table.
     ToggleFocus,
+    /// Focus the next / previous panel (GPUs, processes, events).
+    FocusNext,
+    FocusPrev,
     FocusGpus,
+    /// Focus this panel (a click on it).
+    FocusPanel(Focus),
     /// The next / previous process row.
     RowNext,
     RowPrev,
+    /// Select the process row at this position and focus the table (a click on it).
+    SelectRow(usize),
+    /// Scroll the process table's commands sideways.
+    ScrollLeft,
+    ScrollRight,
+    /// Scroll the events by this many lines (positive: older).
+    ScrollEvents(i32),
+    /// Back to the newest events, following new ones.
+    EventsNewest,
     /// Sort the process table by the next column.
     SortNext,
     SortReverse,
@@ -56,28 +75,48 @@ pub enum Action {
 
 /// Every key binding, for the help overlay: (keys, what they do).
 pub const BINDINGS: &[(&str, &str)] = &[
-    ("q  Ctrl-C", "quit"),
-    ("?  h", "show or hide this help"),
-    ("Esc", "close help, dialog or filter; focus back on GPUs"),
-    ("↓ j  ↑ k", "select a GPU, or a process row after P"),
-    ("Tab  Shift-Tab", "select the next / previous GPU"),
-    ("Enter", "expand or collapse the selected GPU"),
+    ("q  F10  Ctrl-C", "quit"),
+    ("?  h  F1", "show or hide this help (↑↓ scroll it)"),
+    ("Esc", "close help, dialog or filter; focus the GPUs"),
+    ("Tab  Shift-Tab", "focus the next / previous panel"),
+    ("↓ j  ↑ k", "next / previous GPU, process row or event"),
+    ("Enter", "show or hide the GPU's details (clocks, link)"),
     ("p  Space", "pause the display (replay: pause playback)"),
     ("+ =  - _", "zoom in / out (up to the history kept)"),
-    ("P", "focus the process table (↑↓ pick a row) and back"),
-    ("s  S", "sort processes by the next column / reverse"),
-    ("/", "filter processes (Enter keeps, Esc clears)"),
-    ("t", "tree: each process with its children and state"),
+    ("P", "focus the process table and back"),
+    ("← →", "scroll the commands sideways"),
+    ("s F6  S", "sort processes by the next column / reverse"),
+    ("/  F3 F4", "filter processes (Enter keeps, Esc clears)"),
+    ("t  F5", "tree: each process with its children"),
     ("a", "processes of every GPU or the selected one"),
     ("K  F9", "send SIGTERM, then SIGKILL, to the selected row"),
+    ("PgUp PgDn End", "events: older / newer page, the newest"),
     ("r", "start or stop recording to a file"),
     ("1 2 0  < >", "replay speed ×1 ×2 ×10, slower, faster"),
     ("[ ]  ← →", "replay: seek back / forward 10 s"),
     ("n", "replay: jump to the next finding"),
+    ("mouse", "click a GPU, a process or a panel; wheel scrolls"),
 ];
 
-/// The action a key asks for in the app's current state, if any.
-pub fn map_key(key: KeyEvent, app: &App) -> Option<Action> {
+/// What the key map needs to know of the app's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeyContext {
+    /// The signal dialog is open.
+    pub dialog: bool,
+    /// The filter prompt is open.
+    pub prompt: bool,
+    /// The help is shown.
+    pub help: bool,
+    pub focus: Focus,
+    /// A recording is being played.
+    pub replay: bool,
+}
+
+/// Events a page key scrolls.
+pub const EVENTS_PAGE: i32 = 10;
+
+/// The action a key asks for in this state, if any.
+pub fn map_key(key: KeyEvent, ctx: &KeyContext) -> Option<Action> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
@@ -87,14 +126,14 @@ pub fn map_key(key: KeyEvent, app: &App) -> Option<Action> {
             _ => None,
         };
     }
-    if app.dialog.is_some() {
+    if ctx.dialog {
         return Some(match key.code {
             KeyCode::Char('y') | KeyCode::Char('Y') => Action::DialogYes,
             KeyCode::Char('K') | KeyCode::F(9) => Action::DialogKill,
             _ => Action::DialogClose,
         });
     }
-    if app.table.prompt.is_some() {
+    if ctx.prompt {
         return match key.code {
             KeyCode::Esc => Some(Action::FilterClear),
             KeyCode::Enter => Some(Action::FilterApply),
@@ -103,44 +142,88 @@ pub fn map_key(key: KeyEvent, app: &App) -> Option<Action> {
             _ => None,
         };
     }
-    if app.overlay == Some(Overlay::Help) {
+    if ctx.help {
         return match key.code {
-            KeyCode::Char('q') => Some(Action::Quit),
-            KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('h') => Some(Action::CloseOverlay),
+            KeyCode::Char('q') | KeyCode::F(10) => Some(Action::Quit),
+            KeyCode::Esc | KeyCode::Char('?') | KeyCode::Char('h') | KeyCode::F(1) => {
+                Some(Action::CloseOverlay)
+            }
+            KeyCode::Down | KeyCode::Char('j') => Some(Action::ScrollHelp(1)),
+            KeyCode::Up | KeyCode::Char('k') => Some(Action::ScrollHelp(-1)),
+            KeyCode::PageDown | KeyCode::Char(' ') => Some(Action::ScrollHelp(10)),
+            KeyCode::PageUp => Some(Action::ScrollHelp(-10)),
             _ => None,
         };
     }
-    let rows = app.focus == Focus::Processes;
-    if app.replay.is_some() {
-        let replay = match key.code {
-            KeyCode::Char('1') => Some(Action::ReplaySpeed(1)),
-            KeyCode::Char('2') => Some(Action::ReplaySpeed(2)),
-            KeyCode::Char('0') => Some(Action::ReplaySpeed(10)),
-            KeyCode::Char('>') | KeyCode::Char('.') => Some(Action::ReplayFaster),
-            KeyCode::Char('<') | KeyCode::Char(',') => Some(Action::ReplaySlower),
-            KeyCode::Char('[') | KeyCode::Left => Some(Action::SeekBack),
-            KeyCode::Char(']') | KeyCode::Right => Some(Action::SeekForward),
-            KeyCode::Char('n') => Some(Action::NextFinding),
-            _ => None,
-        };
-        if replay.is_some() {
-            return replay;
+    if ctx.replay {
+        if let Some(a) = replay_key(key.code, ctx.focus) {
+            return Some(a);
         }
     }
-    match key.code {
-        KeyCode::Char('q') => Some(Action::Quit),
-        KeyCode::Char('?') | KeyCode::Char('h') => Some(Action::ToggleHelp),
-        KeyCode::Esc if rows => Some(Action::FocusGpus),
-        KeyCode::Esc => None,
-        KeyCode::Down | KeyCode::Char('j') if rows => Some(Action::RowNext),
-        KeyCode::Up | KeyCode::Char('k') if rows => Some(Action::RowPrev),
-        KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => Some(Action::SelectNext),
-        KeyCode::Up | KeyCode::Char('k') | KeyCode::BackTab => Some(Action::SelectPrev),
+    focus_key(key.code, ctx.focus).or_else(|| global_key(key.code))
+}
+
+/// The replay controls; ← → seek unless the process table has the keys.
+fn replay_key(code: KeyCode, focus: Focus) -> Option<Action> {
+    let arrows = focus != Focus::Processes;
+    match code {
+        KeyCode::Char('1') => Some(Action::ReplaySpeed(1)),
+        KeyCode::Char('2') => Some(Action::ReplaySpeed(2)),
+        KeyCode::Char('0') => Some(Action::ReplaySpeed(10)),
+        KeyCode::Char('>') | KeyCode::Char('.') => Some(Action::ReplayFaster),
+        KeyCode::Char('<') | KeyCode::Char(',') => Some(Action::ReplaySlower),
+        KeyCode::Char('[') => Some(Action::SeekBack),
+        KeyCode::Char(']') => Some(Action::SeekForward),
+        KeyCode::Left if arrows => Some(Action::SeekBack),
+        KeyCode::Right if arrows => Some(Action::SeekForward),
+        KeyCode::Char('n') => Some(Action::NextFinding),
+        _ => None,
+    }
+}
+
+/// Keys whose meaning depends on the focused panel.
+fn focus_key(code: KeyCode, focus: Focus) -> Option<Action> {
+    let down = matches!(code, KeyCode::Down | KeyCode::Char('j'));
+    let up = matches!(code, KeyCode::Up | KeyCode::Char('k'));
+    match focus {
+        Focus::Gpus if down => Some(Action::SelectNext),
+        Focus::Gpus if up => Some(Action::SelectPrev),
+        Focus::Gpus => None,
+        Focus::Processes if down => Some(Action::RowNext),
+        Focus::Processes if up => Some(Action::RowPrev),
+        Focus::Events if down => Some(Action::ScrollEvents(-1)),
+        Focus::Events if up => Some(Action::ScrollEvents(1)),
+        Focus::Events => match code {
+            KeyCode::PageUp => Some(Action::ScrollEvents(EVENTS_PAGE)),
+            KeyCode::PageDown => Some(Action::ScrollEvents(-EVENTS_PAGE)),
+            KeyCode::End | KeyCode::Char('G') => Some(Action::EventsNewest),
+            KeyCode::Esc => Some(Action::FocusGpus),
+            _ => None,
+        },
+        Focus::Processes => match code {
+            KeyCode::Esc => Some(Action::FocusGpus),
+            _ => None,
+        },
+    }
+}
+
+/// Keys that mean the same whatever has the focus.
+fn global_key(code: KeyCode) -> Option<Action> {
+    match code {
+        KeyCode::Char('q') | KeyCode::F(10) => Some(Action::Quit),
+        KeyCode::Char('?') | KeyCode::Char('h') | KeyCode::F(1) => Some(Action::ToggleHelp),
+        KeyCode::Tab => Some(Action::FocusNext),
+        KeyCode::BackTab => Some(Action::FocusPrev),
+        KeyCode::Left => Some(Action::ScrollLeft),
+        KeyCode::Right => Some(Action::ScrollRight),
+        KeyCode::PageUp => Some(Action::ScrollEvents(EVENTS_PAGE)),
+        KeyCode::PageDown => Some(Action::ScrollEvents(-EVENTS_PAGE)),
+        KeyCode::End => Some(Action::EventsNewest),
         KeyCode::Char('P') => Some(Action::ToggleFocus),
-        KeyCode::Char('s') => Some(Action::SortNext),
+        KeyCode::Char('s') | KeyCode::F(6) => Some(Action::SortNext),
         KeyCode::Char('S') => Some(Action::SortReverse),
-        KeyCode::Char('/') => Some(Action::OpenFilter),
-        KeyCode::Char('t') => Some(Action::ToggleTree),
+        KeyCode::Char('/') | KeyCode::F(3) | KeyCode::F(4) => Some(Action::OpenFilter),
+        KeyCode::Char('t') | KeyCode::F(5) => Some(Action::ToggleTree),
         KeyCode::Char('a') => Some(Action::ToggleAllGpus),
         KeyCode::Char('K') | KeyCode::F(9) => Some(Action::OpenSignalDialog),
         KeyCode::Char('r') => Some(Action::ToggleRecord),
@@ -155,16 +238,9 @@ pub fn map_key(key: KeyEvent, app: &App) -> Option<Action> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::sim::Scenario;
-    use crate::tui::fixture::SimRun;
 
-    fn app() -> App {
-        App::new(
-            SimRun::new(Scenario::Healthy, 2).snapshot(),
-            60.0,
-            600.0,
-            true,
-        )
+    fn app() -> KeyContext {
+        KeyContext::default()
     }
 
     fn key(code: KeyCode) -> KeyEvent {
@@ -182,15 +258,24 @@ mod tests {
             ),
             (key(KeyCode::Char('?')), Action::ToggleHelp),
             (key(KeyCode::Char('h')), Action::ToggleHelp),
+            (key(KeyCode::F(1)), Action::ToggleHelp),
+            (key(KeyCode::F(10)), Action::Quit),
+            (key(KeyCode::F(3)), Action::OpenFilter),
+            (key(KeyCode::F(4)), Action::OpenFilter),
+            (key(KeyCode::F(5)), Action::ToggleTree),
+            (key(KeyCode::F(6)), Action::SortNext),
+            (key(KeyCode::F(9)), Action::OpenSignalDialog),
             (key(KeyCode::Down), Action::SelectNext),
             (key(KeyCode::Char('j')), Action::SelectNext),
-            (key(KeyCode::Tab), Action::SelectNext),
+            (key(KeyCode::Tab), Action::FocusNext),
             (key(KeyCode::Up), Action::SelectPrev),
             (key(KeyCode::Char('k')), Action::SelectPrev),
             (
                 KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT),
-                Action::SelectPrev,
+                Action::FocusPrev,
             ),
+            (key(KeyCode::Left), Action::ScrollLeft),
+            (key(KeyCode::Right), Action::ScrollRight),
             (key(KeyCode::Enter), Action::ToggleExpand),
             (key(KeyCode::Char('p')), Action::TogglePause),
             (key(KeyCode::Char(' ')), Action::TogglePause),
@@ -216,16 +301,60 @@ mod tests {
     }
 
     #[test]
-    fn with_help_open_only_closing_and_quitting_work() {
-        let mut a = app();
-        a.apply(Action::ToggleHelp);
+    fn with_help_open_only_closing_scrolling_and_quitting_work() {
+        let a = KeyContext {
+            help: true,
+            ..app()
+        };
         assert_eq!(map_key(key(KeyCode::Esc), &a), Some(Action::CloseOverlay));
         assert_eq!(
             map_key(key(KeyCode::Char('?')), &a),
             Some(Action::CloseOverlay)
         );
+        assert_eq!(map_key(key(KeyCode::F(1)), &a), Some(Action::CloseOverlay));
         assert_eq!(map_key(key(KeyCode::Char('q')), &a), Some(Action::Quit));
-        assert_eq!(map_key(key(KeyCode::Down), &a), None);
+        assert_eq!(map_key(key(KeyCode::Down), &a), Some(Action::ScrollHelp(1)));
         assert_eq!(map_key(key(KeyCode::Char('p')), &a), None);
+    }
+
+    #[test]
+    fn arrows_follow_the_focused_panel() {
+        let procs = KeyContext {
+            focus: Focus::Processes,
+            ..app()
+        };
+        assert_eq!(map_key(key(KeyCode::Down), &procs), Some(Action::RowNext));
+        assert_eq!(map_key(key(KeyCode::Esc), &procs), Some(Action::FocusGpus));
+        let events = KeyContext {
+            focus: Focus::Events,
+            ..app()
+        };
+        assert_eq!(
+            map_key(key(KeyCode::Up), &events),
+            Some(Action::ScrollEvents(1))
+        );
+        assert_eq!(
+            map_key(key(KeyCode::PageDown), &events),
+            Some(Action::ScrollEvents(-EVENTS_PAGE))
+        );
+        assert_eq!(
+            map_key(key(KeyCode::End), &events),
+            Some(Action::EventsNewest)
+        );
+        // In a replay, ← → seek, unless the process table has the keys.
+        let replay = KeyContext {
+            replay: true,
+            ..app()
+        };
+        assert_eq!(map_key(key(KeyCode::Left), &replay), Some(Action::SeekBack));
+        let replay_procs = KeyContext {
+            replay: true,
+            focus: Focus::Processes,
+            ..app()
+        };
+        assert_eq!(
+            map_key(key(KeyCode::Left), &replay_procs),
+            Some(Action::ScrollLeft)
+        );
     }
 }

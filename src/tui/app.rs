@@ -1,5 +1,6 @@
-//! UI state only: which GPU is selected, what is expanded, paused or zoomed, which overlay is open.
-//! The data itself lives in the engine's snapshots; the app only chooses which one to show.
+//! UI state only: which GPU is selected, what is shown in detail, paused or zoomed, which panel
+//! has the keys, which overlay is open. The data itself lives in the engine's snapshots; the app
+//! only chooses which one to show.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -8,9 +9,11 @@ use crate::engine::Snapshot;
 use crate::host::{ProcessRow, Signaller};
 use crate::model::UnixTime;
 
-use super::action::Action;
+use super::action::{Action, KeyContext};
 use super::background_recording::RecordingStatus;
 use super::dialog::{SignalDialog, SignalSender};
+use super::event_log;
+pub use super::focus::{Focus, Overlay};
 use super::process_table::ProcessTableState;
 use super::replay_bar::{ReplayState, SEEK_S};
 
@@ -19,49 +22,41 @@ pub const ZOOM_STEPS: [f64; 9] = [
     10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
 ];
 
-/// Where the arrow keys go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Focus {
-    /// ↑↓ move between GPUs.
-    #[default]
-    Gpus,
-    /// ↑↓ move between process rows.
-    Processes,
-}
-
-/// A window drawn over the dashboard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Overlay {
-    Help,
-}
+/// The help scrolls no further than this many lines.
+const HELP_SCROLL_MAX: u16 = 64;
 
 /// The dashboard's UI state.
 #[derive(Debug, Clone)]
 pub struct App {
     /// Position of the selected GPU in the snapshot's GPU list.
     pub selected: usize,
-    /// Whether the selected GPU's full panel is shown (false: one row per GPU only).
-    pub expanded: bool,
+    /// Whether the selected GPU's details are shown beside its charts (clocks, fan, P-state, PCIe
+    /// link, ...: values that rarely change).
+    pub details: bool,
     /// Chart window, seconds.
     pub window_s: f64,
     /// The longest window (the history kept).
     pub retention_s: f64,
     pub overlay: Option<Overlay>,
+    /// Lines of the help scrolled past.
+    pub help_scroll: u16,
     pub focus: Focus,
     /// Draw with colours (false: modifiers only).
     pub color: bool,
     /// Draw the tracing events in the log panel (false in screen tests, whose output must not
     /// depend on what else logged).
     pub live_log: bool,
-    /// Events logged before this frame ([`crate::tui::widgets::log::logged`], read before they
-    /// are moved to the panel): the event panel is kept as it is on screen while this has not
-    /// moved (`None`: drawn every frame).
+    /// Events logged before this frame ([`event_log::logged`]): the event panel is kept as it is
+    /// on screen while this has not moved (`None`: drawn every frame).
     pub log_events: Option<u64>,
+    /// The newest event shown at the bottom of the event panel (`None`: the newest logged, and
+    /// new ones as they come).
+    pub events_bottom: Option<u64>,
     /// Wall-clock time of this frame, for the ages of stale readings.
     pub now: UnixTime,
     /// Set once the user asked to quit.
     pub quit: bool,
-    /// The process table's sort, filter, tree mode and selected row.
+    /// The process table's sort, filter, tree mode, selected row and sideways scroll.
     pub table: ProcessTableState,
     /// The signal dialog, while open.
     pub dialog: Option<SignalDialog>,
@@ -87,14 +82,16 @@ impl App {
             Arc::new(Signaller::new(&first.system.backend, false));
         App {
             selected: 0,
-            expanded: true,
+            details: false,
             window_s: window_s.clamp(1.0, retention_s),
             retention_s,
             overlay: None,
+            help_scroll: 0,
             focus: Focus::Gpus,
             color,
             live_log: true,
             log_events: None,
+            events_bottom: None,
             now: first.t,
             quit: false,
             table: ProcessTableState::default(),
@@ -142,6 +139,17 @@ impl App {
         self.frozen.is_some()
     }
 
+    /// What the key map needs to know of this state.
+    pub fn key_context(&self) -> KeyContext {
+        KeyContext {
+            dialog: self.dialog.is_some(),
+            prompt: self.table.prompt.is_some(),
+            help: self.overlay == Some(Overlay::Help),
+            focus: self.focus,
+            replay: self.replay.is_some(),
+        }
+    }
+
     /// Position of the GPU shown (the selection, within the displayed snapshot).
     pub fn selected_gpu(&self) -> usize {
         self.selected.min(self.gpu_count().saturating_sub(1))
@@ -170,63 +178,38 @@ impl App {
         match action {
             Action::Quit => self.quit = true,
             Action::ToggleHelp => {
+                self.help_scroll = 0;
                 self.overlay = match self.overlay {
                     Some(Overlay::Help) => None,
                     None => Some(Overlay::Help),
                 }
             }
             Action::CloseOverlay => self.overlay = None,
-            Action::SelectNext => {
-                let n = self.gpu_count();
-                if n > 0 {
-                    self.selected = (self.selected + 1) % n;
-                }
+            Action::ScrollHelp(d) => {
+                self.help_scroll = self
+                    .help_scroll
+                    .saturating_add_signed(d)
+                    .min(HELP_SCROLL_MAX)
             }
-            Action::SelectPrev => {
-                let n = self.gpu_count();
-                if n > 0 {
-                    self.selected = (self.selected + n - 1) % n;
-                }
+            Action::SelectNext | Action::SelectPrev | Action::SelectGpu(_) => {
+                self.select_gpu(action)
             }
-            Action::ToggleExpand => self.expanded = !self.expanded,
-            Action::TogglePause if self.replay.is_some() => {
-                if let Some(r) = &mut self.replay {
-                    r.toggle_pause();
-                }
-            }
-            Action::TogglePause => {
-                self.frozen = match self.frozen {
-                    Some(_) => None,
-                    None => Some(self.latest.clone()),
-                };
-                self.clamp_selection();
-            }
+            Action::ToggleExpand => self.details = !self.details,
+            Action::TogglePause => self.toggle_pause(),
             Action::ZoomIn => self.window_s = zoom_in(self.window_s),
             Action::ZoomOut => self.window_s = zoom_out(self.window_s, self.retention_s),
             Action::ToggleFocus => {
                 self.focus = match self.focus {
-                    Focus::Gpus => Focus::Processes,
                     Focus::Processes => Focus::Gpus,
+                    _ => Focus::Processes,
                 }
             }
+            Action::FocusNext => self.focus = self.focus.next(),
+            Action::FocusPrev => self.focus = self.focus.prev(),
             Action::FocusGpus => self.focus = Focus::Gpus,
-            Action::RowNext => {
-                let rows = self.process_rows();
-                self.table.move_selection(&rows, 1);
-            }
-            Action::RowPrev => {
-                let rows = self.process_rows();
-                self.table.move_selection(&rows, -1);
-            }
-            Action::SortNext => self.table.sort_next(),
-            Action::SortReverse => self.table.sort_reverse(),
-            Action::ToggleTree => self.table.view.tree = !self.table.view.tree,
-            Action::ToggleAllGpus => self.table.all_gpus = !self.table.all_gpus,
-            Action::OpenFilter => self.table.open_prompt(),
-            Action::FilterChar(c) => self.table.type_char(c),
-            Action::FilterBackspace => self.table.backspace(),
-            Action::FilterApply => self.table.apply_prompt(),
-            Action::FilterClear => self.table.clear_filter(),
+            Action::FocusPanel(f) => self.focus = f,
+            Action::ScrollEvents(d) => self.scroll_events(d),
+            Action::EventsNewest => self.events_bottom = None,
             Action::OpenSignalDialog => self.open_signal_dialog(),
             Action::DialogYes => {
                 let sender = self.signaller.clone();
@@ -246,30 +229,108 @@ impl App {
             Action::DialogClose => self.dialog = None,
             // The event loop starts and stops the recorder; the app only shows its status.
             Action::ToggleRecord => {}
-            Action::ReplaySpeed(x) => {
-                if let Some(r) = &mut self.replay {
-                    r.set_speed(f64::from(x));
+            Action::ReplaySpeed(_)
+            | Action::ReplayFaster
+            | Action::ReplaySlower
+            | Action::SeekBack
+            | Action::SeekForward
+            | Action::NextFinding => self.apply_replay(action),
+            _ => self.apply_table(action),
+        }
+    }
+
+    fn select_gpu(&mut self, action: Action) {
+        let n = self.gpu_count();
+        if n == 0 {
+            return;
+        }
+        match action {
+            Action::SelectNext => self.selected = (self.selected + 1) % n,
+            Action::SelectPrev => self.selected = (self.selected + n - 1) % n,
+            Action::SelectGpu(i) if i < n => {
+                self.selected = i;
+                self.focus = Focus::Gpus;
+            }
+            _ => {}
+        }
+    }
+
+    fn toggle_pause(&mut self) {
+        if let Some(r) = &mut self.replay {
+            r.toggle_pause();
+            return;
+        }
+        self.frozen = match self.frozen {
+            Some(_) => None,
+            None => Some(self.latest.clone()),
+        };
+        self.clamp_selection();
+    }
+
+    /// Scroll the events `d` lines older (negative: newer); back to following the newest once
+    /// past it.
+    fn scroll_events(&mut self, d: i32) {
+        let Some((oldest, newest)) = event_log::bounds() else {
+            self.events_bottom = None;
+            return;
+        };
+        let bottom = self.events_bottom.unwrap_or(newest) as i64 - i64::from(d);
+        self.events_bottom = (bottom < newest as i64).then(|| bottom.max(oldest as i64) as u64);
+    }
+
+    /// The process table's actions.
+    fn apply_table(&mut self, action: Action) {
+        match action {
+            Action::RowNext | Action::RowPrev => {
+                let rows = self.process_rows();
+                let delta = if action == Action::RowNext { 1 } else { -1 };
+                self.table.move_selection(&rows, delta);
+            }
+            Action::SelectRow(i) => {
+                let rows = self.process_rows();
+                if let Some(row) = rows.get(i) {
+                    self.table.selected_pid = Some(row.pid);
+                    self.focus = Focus::Processes;
                 }
             }
+            Action::ScrollLeft => self.table.scroll_sideways(-1),
+            Action::ScrollRight => {
+                let longest = self
+                    .process_rows()
+                    .iter()
+                    .map(|r| r.command.chars().count())
+                    .max()
+                    .unwrap_or(0);
+                self.table.scroll_sideways(1);
+                self.table.hscroll = self.table.hscroll.min(longest.saturating_sub(1));
+            }
+            Action::SortNext => self.table.sort_next(),
+            Action::SortReverse => self.table.sort_reverse(),
+            Action::ToggleTree => self.table.view.tree = !self.table.view.tree,
+            Action::ToggleAllGpus => self.table.all_gpus = !self.table.all_gpus,
+            Action::OpenFilter => self.table.open_prompt(),
+            Action::FilterChar(c) => self.table.type_char(c),
+            Action::FilterBackspace => self.table.backspace(),
+            Action::FilterApply => self.table.apply_prompt(),
+            Action::FilterClear => self.table.clear_filter(),
+            _ => {}
+        }
+    }
+
+    /// The replay controls (nothing while the data is live).
+    fn apply_replay(&mut self, action: Action) {
+        let Some(r) = &mut self.replay else {
+            return;
+        };
+        match action {
+            Action::ReplaySpeed(x) => r.set_speed(f64::from(x)),
             Action::ReplayFaster | Action::ReplaySlower => {
-                if let Some(r) = &mut self.replay {
-                    r.step_speed(action == Action::ReplayFaster);
-                }
+                r.step_speed(action == Action::ReplayFaster)
             }
-            Action::SeekBack | Action::SeekForward => {
-                if let Some(r) = &mut self.replay {
-                    r.seek(if action == Action::SeekForward {
-                        SEEK_S
-                    } else {
-                        -SEEK_S
-                    });
-                }
-            }
-            Action::NextFinding => {
-                if let Some(r) = &mut self.replay {
-                    r.next_finding();
-                }
-            }
+            Action::SeekBack => r.seek(-SEEK_S),
+            Action::SeekForward => r.seek(SEEK_S),
+            Action::NextFinding => r.next_finding(),
+            _ => {}
         }
     }
 
@@ -374,7 +435,7 @@ mod tests {
         app.apply(Action::CloseOverlay);
         assert_eq!(app.overlay, None);
         app.apply(Action::ToggleExpand);
-        assert!(!app.expanded);
+        assert!(app.details);
         app.apply(Action::Quit);
         assert!(app.quit);
     }

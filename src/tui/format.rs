@@ -1,5 +1,7 @@
 //! Numbers in words for the screen. Absent readings are shown as `—`, never as zero.
 
+use ratatui::text::{Line, Span};
+
 use crate::model::UnixTime;
 
 /// What an absent reading looks like.
@@ -92,6 +94,18 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// An age in whole minutes (`under 1 min`, `3 min`, `2.5 h`): for times that grow while on
+/// screen, so that the text changes once a minute, not every tick.
+pub fn minutes(s: f64) -> String {
+    if s < 60.0 {
+        "under 1 min".to_string()
+    } else if s < 7200.0 {
+        format!("{:.0} min", (s / 60.0).floor())
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 /// The time of day (UTC) of a Unix time, `HH:MM:SS`.
 pub fn clock(t: UnixTime) -> String {
     if !t.is_finite() || t <= 0.0 {
@@ -118,6 +132,104 @@ pub fn truncate(s: &str, width: usize) -> String {
     let mut out: String = s.chars().take(width - 1).collect();
     out.push('…');
     out
+}
+
+/// Cut `s` to at most `width` characters keeping its start and end, `…` in the middle: the end of
+/// a command (its arguments, where jobs differ) survives.
+pub fn shorten_middle(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        return s.to_string();
+    }
+    if width < 8 {
+        return truncate(s, width);
+    }
+    let head = (width - 1) * 2 / 5;
+    let tail = width - 1 - head;
+    let mut out: String = s.chars().take(head).collect();
+    out.push('…');
+    out.extend(s.chars().skip(n - tail));
+    out
+}
+
+/// `s` from character `skip` on, cut to `width` characters with `…` at either end where
+/// something is hidden (a command scrolled sideways).
+pub fn window_of(s: &str, skip: usize, width: usize) -> String {
+    if skip == 0 {
+        return truncate(s, width);
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let rest: String = s.chars().skip(skip + 1).collect();
+    let mut out = String::from("…");
+    out.push_str(&truncate(&rest, width - 1));
+    out
+}
+
+/// `text` in lines of at most `width` characters, broken between words (a word longer than a
+/// line is cut).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut len = 0;
+    for word in text.split_whitespace() {
+        let mut word: String = word.to_string();
+        let mut wlen = word.chars().count();
+        while wlen > width {
+            if len > 0 {
+                lines.push(std::mem::take(&mut line));
+                len = 0;
+            }
+            let head: String = word.chars().take(width).collect();
+            lines.push(head);
+            word = word.chars().skip(width).collect();
+            wlen -= width;
+        }
+        if len > 0 && len + 1 + wlen > width {
+            lines.push(std::mem::take(&mut line));
+            len = 0;
+        }
+        if len > 0 {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(&word);
+        len += wlen;
+    }
+    if len > 0 {
+        lines.push(line);
+    }
+    lines
+}
+
+/// A line cut to `width` columns, ending in `…` when cut.
+pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut left = width.saturating_sub(1);
+    let mut spans = Vec::new();
+    for span in line.spans {
+        if left == 0 {
+            break;
+        }
+        let n = span.content.chars().count();
+        if n <= left {
+            left -= n;
+            spans.push(span);
+        } else {
+            let cut: String = span.content.chars().take(left).collect();
+            spans.push(Span::styled(cut, span.style));
+            left = 0;
+        }
+    }
+    if width > 0 {
+        let style = spans.last().map(|s| s.style).unwrap_or_default();
+        spans.push(Span::styled("…", style));
+    }
+    Line::from(spans).style(line.style)
 }
 
 #[cfg(test)]
@@ -148,5 +260,29 @@ mod tests {
         assert_eq!(clock(3600.0 * 25.0 + 61.0), "01:01:01");
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
+    }
+
+    #[test]
+    fn cutting_keeps_what_matters() {
+        assert_eq!(
+            shorten_middle("python train.py --data /mnt/data/steps.csv --ckpt", 30),
+            "python trai…a/steps.csv --ckpt"
+        );
+        assert_eq!(shorten_middle("short", 30), "short");
+        assert_eq!(window_of("abcdefghij", 0, 5), "abcd…");
+        assert_eq!(window_of("abcdefghij", 3, 5), "…efg…");
+        assert_eq!(window_of("abcdefghij", 6, 5), "…hij");
+        assert_eq!(
+            wrap("raise num_workers (now 4) or make transforms cheaper", 20),
+            ["raise num_workers", "(now 4) or make", "transforms cheaper"]
+        );
+        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert!(wrap("", 4).is_empty());
+        let l = fit_line(
+            Line::from(vec![Span::raw("GPU 0 "), Span::raw("input starvation")]),
+            12,
+        );
+        assert_eq!(l.width(), 12);
+        assert_eq!(l.spans.last().map(|s| s.content.as_ref()), Some("…"));
     }
 }

@@ -8,11 +8,16 @@ pub mod action;
 pub mod app;
 pub mod background_recording;
 pub mod canvas;
+pub mod diagnosis;
 pub mod dialog;
+pub mod event_log;
 #[cfg(any(test, feature = "testing"))]
 pub mod fixture;
 pub mod fleet;
+pub mod focus;
 pub mod format;
+pub mod layout;
+pub mod mouse;
 pub mod process_table;
 pub mod replay_bar;
 pub mod screen;
@@ -33,7 +38,7 @@ use crate::config::ColorChoice;
 use crate::config::Settings;
 use crate::pipeline::Live;
 
-pub use action::{map_key, Action};
+pub use action::Action;
 pub use app::App;
 pub use replay_bar::ReplaySession;
 pub use screen::render;
@@ -42,24 +47,25 @@ use background_recording::Recording;
 
 use widgets::status::STALE_INTERVALS;
 
-/// Send `tracing` events to the dashboard's event panel (call before [`run`]). If a subscriber is
-/// already installed in this process, that one stays and the panel shows nothing new.
-///
-/// tui-logger's own `init_logger` starts a thread that wakes every 10 ms to move events from its
-/// hot buffer to the panel's; here nothing is started: [`draw`] moves them before each frame (and
-/// the event loop once a second while nothing is drawn), so an idle dashboard costs no wake-ups.
+/// Send `tracing` events (INFO and above) to the dashboard's event panel (call before [`run`]). If
+/// a subscriber is already installed in this process, that one stays and the panel shows nothing
+/// new. Nothing is started: an event is kept when it is logged, and an idle dashboard costs no
+/// wake-ups.
 pub fn init_tui_logging() {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        tui_logger::set_default_level(tui_logger::LevelFilter::Info);
         let _ = tracing_subscriber::registry()
             .with(tracing_subscriber::filter::LevelFilter::INFO)
-            .with(tui_logger::TuiTracingSubscriberLayer)
-            .with(widgets::log::EventCounter)
+            .with(event_log::EventLayer)
             .try_init();
     });
+}
+
+/// The action a key asks for in the app's current state, if any.
+pub fn map_key(key: crossterm::event::KeyEvent, app: &App) -> Option<Action> {
+    action::map_key(key, &app.key_context())
 }
 
 /// Draw one frame on a terminal as the dashboard does: in parts, each drawn again only when it
@@ -68,8 +74,7 @@ pub fn draw_frame<B: ratatui::backend::Backend>(
     terminal: &mut canvas::PartsTerminal<B>,
     app: &mut App,
 ) -> Result<(), B::Error> {
-    // Counted before the events are moved to the panel: every event counted is drawn.
-    app.log_events = Some(widgets::log::logged());
+    app.log_events = Some(event_log::logged());
     draw_parts(terminal, app)
 }
 
@@ -78,15 +83,11 @@ fn draw_parts<B: ratatui::backend::Backend>(
     terminal: &mut canvas::PartsTerminal<B>,
     app: &App,
 ) -> Result<(), B::Error> {
-    // Events logged since the last frame join the event panel's buffer.
-    tui_logger::move_events();
     terminal.draw(|area, canvas| screen::render_on(area, canvas, app, app.displayed()))
 }
 
 /// Draw one frame of the app's displayed snapshot on a ratatui terminal, whole.
 pub fn draw(frame: &mut Frame, app: &App) {
-    // Events logged since the last frame join the event panel's buffer.
-    tui_logger::move_events();
     let area = frame.area();
     render(area, frame.buffer_mut(), app, app.displayed());
 }
@@ -134,7 +135,7 @@ pub fn run(live: Live, settings: &Settings, options: RunOptions) -> Result<(), T
     let result = runtime.block_on(async {
         // Signals first: one that arrives once the terminal is changed must still restore it.
         let signals = Signals::new()?;
-        let mut terminal = term::init_screen()?;
+        let mut terminal = term::init_screen(settings.mouse)?;
         let _restore = RestoreTerminal;
         event_loop(&mut terminal, signals, live, settings, options).await
     });
@@ -168,42 +169,7 @@ async fn event_loop(
 ) -> Result<(), TuiError> {
     let mut snapshots = live.snapshots.clone();
     let first = snapshots.borrow_and_update().clone();
-    let mut app = App::new(
-        first,
-        settings.window_s,
-        settings.engine.retention_s,
-        settings.color != ColorChoice::Never,
-    );
-    app.signaller = Arc::new(crate::host::Signaller::new(
-        &live.system.backend,
-        settings.readonly,
-    ));
-    app.serving = options.serving;
-    app.replay = options.replay.as_ref().map(replay_bar::ReplayState::new);
-    match &options.replay {
-        Some(r) => {
-            tracing::info!(
-                target: "gpulse::events",
-                "replaying {} ({} of {} GPU(s))",
-                r.file.display(),
-                format::seconds(r.end - r.start),
-                live.system.devices.len()
-            );
-            for w in &r.warnings {
-                tracing::warn!(target: "gpulse::events", "{w}");
-            }
-        }
-        None => tracing::info!(
-            target: "gpulse::events",
-            "watching {} GPU(s) on {} every {}",
-            live.system.devices.len(),
-            live.system.backend,
-            format::seconds(settings.engine.interval_s)
-        ),
-    }
-    if let Some(addr) = options.serving {
-        tracing::info!(target: "gpulse::events", "serving http://{addr}/metrics");
-    }
+    let mut app = start_app(first, &live, settings, &options);
     let record_dir = options.record_dir.unwrap_or_else(|| PathBuf::from("."));
     let mut recording: Option<Recording> = None;
     let mut events = term::Input::spawn()?;
@@ -242,6 +208,7 @@ async fn event_loop(
                         dirty = true;
                     }
                 }
+                Some(Ok(Event::Mouse(m))) => dirty = on_mouse(m, terminal, &mut app)?,
                 Some(Ok(Event::Resize(..))) => {
                     // Drawn whole at the new size (even one the same as before: a terminal
                     // resized and back may have lost what it showed).
@@ -254,8 +221,6 @@ async fn event_loop(
                 None => break,
             },
             _ = second.tick() => {
-                // Keep tui-logger's hot buffer (1000 events) from filling while nothing is drawn.
-                tui_logger::move_events();
                 // Only ages change with time alone: redraw while the data shown is getting old.
                 let shown = app.displayed();
                 let age = crate::clock::now() - shown.t;
@@ -273,6 +238,74 @@ async fn event_loop(
     }
     live.stop();
     Ok(())
+}
+
+/// The app for the first snapshot, with the event log told what is watched or replayed.
+fn start_app(
+    first: Arc<crate::engine::Snapshot>,
+    live: &Live,
+    settings: &Settings,
+    options: &RunOptions,
+) -> App {
+    let mut app = App::new(
+        first,
+        settings.window_s,
+        settings.engine.retention_s,
+        settings.color != ColorChoice::Never,
+    );
+    app.signaller = Arc::new(crate::host::Signaller::new(
+        &live.system.backend,
+        settings.readonly,
+    ));
+    app.serving = options.serving;
+    app.replay = options.replay.as_ref().map(replay_bar::ReplayState::new);
+    match &options.replay {
+        Some(r) => {
+            tracing::info!(
+                target: "gpulse::events",
+                "replaying {} ({} of {} GPU(s))",
+                r.file.display(),
+                format::seconds(r.end - r.start),
+                live.system.devices.len()
+            );
+            for w in &r.warnings {
+                tracing::warn!(target: "gpulse::events", "{w}");
+            }
+        }
+        None => tracing::info!(
+            target: "gpulse::events",
+            "watching {} GPU(s) on {} every {}",
+            live.system.devices.len(),
+            live.system.backend,
+            format::seconds(settings.engine.interval_s)
+        ),
+    }
+    if let Some(addr) = options.serving {
+        tracing::info!(target: "gpulse::events", "serving http://{addr}/metrics");
+    }
+    app
+}
+
+/// A click or the wheel: what it asks for on the screen as laid out now (nothing while a dialog
+/// or the help is open). Returns whether the screen changes.
+fn on_mouse(
+    event: crossterm::event::MouseEvent,
+    terminal: &term::Screen,
+    app: &mut App,
+) -> std::io::Result<bool> {
+    if app.dialog.is_some() || app.overlay.is_some() {
+        return Ok(false);
+    }
+    let size = ratatui::backend::Backend::size(terminal.backend())?;
+    let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+    let layout = layout::layout(area, app, app.displayed());
+    Ok(match mouse::map_mouse(event, &layout) {
+        Some(action) => {
+            app.apply(action);
+            true
+        }
+        None => false,
+    })
 }
 
 /// `r`: start a recording in `dir`, or stop the one running. Errors go to the event log.

@@ -1,6 +1,6 @@
 //! The process table's UI state: which GPUs it lists, its sort, filter and tree mode, the row
 //! selected (kept by PID, so a re-sort between ticks does not move the selection to another
-//! process) and the filter prompt being typed.
+//! process), the filter prompt being typed and how far the commands are scrolled sideways.
 
 use crate::engine::Snapshot;
 use crate::host::{process_rows, ProcessRow, ProcessView, SortKey};
@@ -15,7 +15,12 @@ pub struct ProcessTableState {
     pub selected_pid: Option<u32>,
     /// The filter being typed (`Some` while the prompt is open).
     pub prompt: Option<String>,
+    /// Characters of each command scrolled past (← →); 0 shows commands shortened in the middle.
+    pub hscroll: usize,
 }
+
+/// Characters one ← or → scrolls the commands.
+pub const HSCROLL_STEP: usize = 8;
 
 impl Default for ProcessTableState {
     fn default() -> Self {
@@ -29,6 +34,7 @@ impl Default for ProcessTableState {
             all_gpus: false,
             selected_pid: None,
             prompt: None,
+            hscroll: 0,
         }
     }
 }
@@ -87,6 +93,13 @@ impl ProcessTableState {
         };
         let j = (i as isize + delta).clamp(0, rows.len() as isize - 1) as usize;
         self.selected_pid = rows.get(j).map(|r| r.pid);
+    }
+
+    /// Scroll the commands one step right (`steps` > 0) or left.
+    pub fn scroll_sideways(&mut self, steps: isize) {
+        self.hscroll = self
+            .hscroll
+            .saturating_add_signed(steps * HSCROLL_STEP as isize);
     }
 
     /// Sort by the next column (largest first for numbers, A–Z for text).

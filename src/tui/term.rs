@@ -52,13 +52,13 @@ pub fn missing_terminal() -> Option<&'static str> {
 /// Enter raw mode and the alternate screen and return the terminal; a panic on this thread
 /// restores the terminal before its message is printed. [`restore`] undoes it.
 pub fn init() -> io::Result<Term> {
-    enter()?;
+    enter(false)?;
     ratatui::Terminal::new(TermBackend::new(io::stdout()))
 }
 
-/// As [`init`], for the dashboard.
-pub fn init_screen() -> io::Result<Screen> {
-    enter()?;
+/// As [`init`], for the dashboard; with `mouse`, the terminal also reports clicks and the wheel.
+pub fn init_screen(mouse: bool) -> io::Result<Screen> {
+    enter(mouse)?;
     Ok(PartsTerminal::new(TermBackend::new(io::stdout())))
 }
 
@@ -82,20 +82,33 @@ fn held_by_another_thread() -> bool {
     }
 }
 
-fn enter() -> io::Result<()> {
+/// Mouse reporting: presses, releases and the wheel (mode 1000, not motion: moving the pointer
+/// over the screen wakes nothing), in SGR encoding (1006: any column, no byte limits).
+const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1006h";
+const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1000l";
+
+fn enter(mouse: bool) -> io::Result<()> {
     set_panic_hook();
     set_owner(Some(std::thread::current().id()));
     terminal::enable_raw_mode()?;
-    crossterm::execute!(io::stdout(), terminal::EnterAlternateScreen)
+    crossterm::execute!(io::stdout(), terminal::EnterAlternateScreen)?;
+    if mouse {
+        let mut out = io::stdout();
+        out.write_all(MOUSE_ON.as_bytes())?;
+        out.flush()?;
+    }
+    Ok(())
 }
 
-/// Leave raw mode and the alternate screen and show the cursor again (safe to call more than
-/// once). (ratatui's terminal queues its own "show the cursor" when dropped, into a frame that
-/// is never written.)
+/// Leave raw mode, mouse reporting and the alternate screen and show the cursor again (safe to
+/// call more than once, and whether or not the mouse was on). (ratatui's terminal queues its own
+/// "show the cursor" when dropped, into a frame that is never written.)
 pub fn restore() {
     set_owner(None);
     let _ = terminal::disable_raw_mode();
-    let _ = crossterm::execute!(io::stdout(), terminal::LeaveAlternateScreen, Show);
+    let mut out = io::stdout();
+    let _ = out.write_all(MOUSE_OFF.as_bytes());
+    let _ = crossterm::execute!(out, terminal::LeaveAlternateScreen, Show);
 }
 
 /// A panic on the thread that owns the terminal restores it, then prints as usual. A panic on

@@ -134,6 +134,11 @@ impl Theme {
         }
     }
 
+    /// What to read first in a line (the fix of a finding).
+    pub fn emphasis(&self) -> Style {
+        Style::default().add_modifier(Modifier::BOLD)
+    }
+
     /// Key names in the help and the footer.
     pub fn key(&self) -> Style {
         self.pick(

@@ -7,7 +7,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::fleet::{FleetGpu, Trace};
 
-use super::render::{ago, memory_text, verdict_text, FleetView};
+use super::view::{ago, memory_text, verdict_text, FleetView};
 
 /// ```text
 /// node-a · GPU 0 · NVIDIA H200 · GPU-1234… · 127.0.0.1:9401 (gpulse)

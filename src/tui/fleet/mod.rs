@@ -6,6 +6,7 @@
 pub mod app;
 pub mod detail;
 pub mod render;
+pub mod view;
 
 use std::time::Duration;
 
@@ -16,7 +17,8 @@ use crate::config::Settings;
 use crate::fleet::{unix_now, FleetOptions, FleetState, PromClient, Refresher};
 
 use app::{action_for, FleetApp};
-use render::{page_rows, FleetView};
+use render::page_rows;
+use view::FleetView;
 
 /// Run the fleet screen until the user quits.
 pub fn run(

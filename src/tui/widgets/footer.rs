@@ -1,5 +1,6 @@
 //! The bottom line: what the dashboard is doing besides showing data (replaying, recording,
-//! serving), then the keys that matter in the current focus.
+//! serving), then the keys that matter in the current focus and mode, each saying what it does
+//! now (`Enter details` / `Enter hide details`).
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -42,40 +43,63 @@ impl Footer<'_> {
 }
 
 impl Footer<'_> {
+    /// The keys that matter now, each with what it does in this state.
+    pub fn keys(&self) -> Vec<(&'static str, &'static str)> {
+        let a = self.app;
+        let on = |b: bool, yes: &'static str, no: &'static str| if b { yes } else { no };
+        match a.focus {
+            Focus::Processes => vec![
+                ("Esc", "GPUs"),
+                ("↑↓", "row"),
+                ("←→", "scroll"),
+                ("s/S", "sort"),
+                ("/", "filter"),
+                ("t", on(a.table.view.tree, "flat", "tree")),
+                ("a", on(a.table.all_gpus, "this GPU", "all GPUs")),
+                ("K", "signal"),
+                ("Tab", "events"),
+                ("?", "help"),
+            ],
+            Focus::Events => vec![
+                ("Esc", "GPUs"),
+                ("↑↓", "scroll"),
+                ("PgUp/PgDn", "page"),
+                ("End", "newest"),
+                ("Tab", "GPUs"),
+                ("?", "help"),
+            ],
+            Focus::Gpus => {
+                let mut keys = vec![("q", "quit"), ("?", "help")];
+                if a.displayed().gpus.len() > 1 {
+                    keys.push(("↑↓", "GPU"));
+                }
+                keys.push(("Enter", on(a.details, "hide details", "details")));
+                match &a.replay {
+                    Some(r) => {
+                        keys.push(("Space", on(r.paused, "play", "pause")));
+                        keys.extend([("[ ]", "seek"), ("n", "next finding"), ("1 2 0", "speed")]);
+                    }
+                    None => {
+                        keys.push(("p", on(a.paused(), "resume", "pause")));
+                        keys.push(("r", on(a.recording.is_some(), "stop rec", "rec")));
+                    }
+                }
+                keys.extend([
+                    ("+/-", "zoom"),
+                    ("Tab", "processes"),
+                    ("t", "tree"),
+                    ("a", "all"),
+                ]);
+                keys
+            }
+        }
+    }
+
     /// Draw the line as one part of a screen.
     pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let t = self.theme;
-        let keys: &[(&str, &str)] = match (self.app.focus, self.app.replay.is_some()) {
-            (Focus::Processes, _) => &[
-                ("Esc", "GPUs"),
-                ("↑↓", "row"),
-                ("s/S", "sort"),
-                ("/", "filter"),
-                ("t", "tree"),
-                ("K", "signal"),
-                ("?", "help"),
-            ],
-            (Focus::Gpus, true) => &[
-                ("q", "quit"),
-                ("?", "help"),
-                ("Space", "pause"),
-                ("[ ]", "seek"),
-                ("n", "next finding"),
-                ("1 2 0", "speed"),
-            ],
-            (Focus::Gpus, false) => &[
-                ("q", "quit"),
-                ("?", "help"),
-                ("↑↓", "select"),
-                ("Enter", "expand"),
-                ("p", "pause"),
-                ("+/-", "zoom"),
-                ("P", "procs"),
-                ("r", "rec"),
-            ],
-        };
         let mut spans = self.statuses();
-        for (k, what) in keys {
+        for (k, what) in self.keys() {
             spans.push(Span::styled(format!(" {k}"), t.key()));
             spans.push(Span::styled(format!(" {what} "), t.dim()));
         }

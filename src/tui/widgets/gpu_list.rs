@@ -1,4 +1,6 @@
-//! One compact row per GPU: name, utilization sparkline, memory, power, temperature, verdict.
+//! One compact row per GPU: name, utilization sparkline and its 2 s mean, memory, power,
+//! temperature, and its verdict in the style of its severity (with the share of time lost where
+//! there is room).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -6,11 +8,13 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Widget};
 
-use crate::engine::Snapshot;
+use crate::engine::{GpuSnapshot, Snapshot};
+use crate::tui::diagnosis;
 use crate::tui::format;
 use crate::tui::theme::{ChartMetric, Theme};
 
 use super::gauge::ShareBar;
+use super::panel_charts::HEADLINE_MEAN_S;
 use super::series::{self, Binned, Span as TimeSpan};
 use super::status::Liveness;
 
@@ -18,16 +22,171 @@ pub struct GpuList<'a> {
     pub snapshot: &'a Snapshot,
     pub theme: Theme,
     pub selected: usize,
+    /// Position of the GPU on the first row (the list scrolls to keep the selection in view).
+    pub first: usize,
     pub now: f64,
     pub window_s: f64,
+    /// Whether the arrow keys move the selection (its border is then highlighted).
+    pub focused: bool,
 }
 
-/// Width of the verdict column.
+/// Width of the verdict column; from [`WIDE_LIST`] columns on, with the share of time lost.
 const VERDICT_W: usize = 16;
+const VERDICT_WIDE_W: usize = 27;
+const WIDE_LIST: u16 = 110;
 
 /// "NVIDIA H200 (simulated)" → "H200 (simulated)": the vendor is in the header already.
 fn short_name(name: &str) -> &str {
     name.strip_prefix("NVIDIA ").unwrap_or(name)
+}
+
+/// Widths shared by every row.
+struct Columns {
+    name_w: usize,
+    verdict_w: usize,
+    /// Room for the share of time lost beside the verdict.
+    wide: bool,
+}
+
+impl GpuList<'_> {
+    /// A GPU's verdict in words and style, or how current its readings are.
+    fn verdict(&self, g: &GpuSnapshot, wide: bool) -> (String, Style) {
+        let t = self.theme;
+        match Liveness::of(g, self.now, self.snapshot.stats.interval_s) {
+            Liveness::Live => {
+                let lost = diagnosis::worst_finding(g)
+                    .and_then(diagnosis::lost_text)
+                    .filter(|_| wide);
+                let text = match lost {
+                    Some(l) => format!("{} · {l}", g.verdict.title()),
+                    None => g.verdict.title().to_string(),
+                };
+                (text, diagnosis::verdict_style(t, g))
+            }
+            Liveness::Lost(_) => ("LOST".to_string(), t.bad()),
+            Liveness::Waiting => ("no data yet".to_string(), t.dim()),
+            other => (other.words().unwrap_or_default(), t.warn()),
+        }
+    }
+
+    /// The text columns of a GPU's row: before the sparkline, then after it (util, memory,
+    /// power, temperature), then the verdict and its style.
+    fn texts(
+        &self,
+        g: &GpuSnapshot,
+        selected: bool,
+        cols: &Columns,
+    ) -> ([String; 5], String, Style) {
+        let m = &g.current;
+        let name_w = cols.name_w;
+        let prefix = format!(
+            "{} {:>2} {:<name_w$} ",
+            if selected { "▶" } else { " " },
+            g.info.index,
+            format::truncate(short_name(&g.info.name), name_w)
+        );
+        let headline = series::recent_util_mean(g, self.snapshot.t, HEADLINE_MEAN_S);
+        let gib = |b: Option<u64>| {
+            b.map_or(format::ABSENT.to_string(), |b| {
+                format!("{:.0}", b as f64 / (1u64 << 30) as f64)
+            })
+        };
+        let (verdict, style) = self.verdict(g, cols.wide);
+        (
+            [
+                prefix,
+                format!(" {:>4}", format::pct(headline.or(m.util_gpu))),
+                format!(
+                    " {:>3}/{:<3}G",
+                    gib(m.mem_used_bytes),
+                    gib(m.mem_total_bytes)
+                ),
+                format!(" {:>8}", format::of(m.power_w, m.power_limit_w, "W")),
+                format!(" {:>4}", format::num(m.temp_c, "°C")),
+            ],
+            format!(
+                " {:<w$}",
+                format::truncate(&verdict, cols.verdict_w),
+                w = cols.verdict_w
+            ),
+            style,
+        )
+    }
+
+    /// One GPU's row in `row` (one line).
+    fn render_row(
+        &self,
+        g: &GpuSnapshot,
+        selected: bool,
+        cols: &Columns,
+        row: Rect,
+        buf: &mut Buffer,
+    ) {
+        let t = self.theme;
+        let m = &g.current;
+        let mem_share = match (m.mem_used_bytes, m.mem_total_bytes) {
+            (Some(u), Some(tot)) if tot > 0 => Some(u as f64 / tot as f64),
+            _ => None,
+        };
+        let ([prefix, util, mem, power, temp], verdict, verdict_style) =
+            self.texts(g, selected, cols);
+        let bar_w: u16 = 6;
+        let fixed = [&prefix, &util, &mem, &power, &temp, &verdict]
+            .iter()
+            .map(|s| s.chars().count() as u16)
+            .sum::<u16>()
+            + bar_w
+            + 1;
+        let spark_w = row.width.saturating_sub(fixed);
+        let base = if selected {
+            t.selected()
+        } else {
+            Style::default()
+        };
+        // Clear the row in the row's style first, so the selection shows across it.
+        buf.set_style(row, base);
+        let (y, right) = (row.y, row.right());
+        let mut x = row.x;
+        let put = |buf: &mut Buffer, x: &mut u16, s: &str, style: Style| {
+            if *x < right {
+                let (nx, _) = buf.set_stringn(*x, y, s, (right - *x) as usize, base.patch(style));
+                *x = nx;
+            }
+        };
+        put(buf, &mut x, &prefix, t.text());
+        if spark_w >= 4 {
+            let span = TimeSpan {
+                end: self.snapshot.t,
+                window_s: self.window_s,
+                columns: spark_w as usize,
+            };
+            let util: Binned = series::utilization(g, span, self.snapshot.stats.interval_s);
+            super::chart::sparkline(
+                &util,
+                100.0,
+                1,
+                base.patch(t.chart(ChartMetric::Util)),
+                base.patch(t.absent()),
+            )
+            .render(Rect::new(x, y, spark_w, 1), buf);
+            x += spark_w;
+        }
+        put(buf, &mut x, &util, t.text());
+        put(buf, &mut x, " ", t.text());
+        if x + bar_w <= right {
+            let bar = ShareBar {
+                share: mem_share,
+                style: base.patch(t.chart(ChartMetric::Memory)),
+                track_style: base.patch(t.dim()),
+            };
+            (&bar).render(Rect::new(x, y, bar_w, 1), buf);
+            x += bar_w;
+        }
+        put(buf, &mut x, &mem, t.text());
+        put(buf, &mut x, &power, t.text());
+        put(buf, &mut x, &temp, t.text());
+        put(buf, &mut x, &verdict, verdict_style);
+    }
 }
 
 impl Widget for &GpuList<'_> {
@@ -35,7 +194,11 @@ impl Widget for &GpuList<'_> {
         let t = self.theme;
         let block = Block::default()
             .borders(Borders::ALL)
-            .border_style(t.border())
+            .border_style(if self.focused {
+                t.border_selected()
+            } else {
+                t.border()
+            })
             .title(Line::styled(
                 format!(" {} GPUs ", self.snapshot.gpus.len()),
                 t.title(),
@@ -45,128 +208,23 @@ impl Widget for &GpuList<'_> {
         if inner.is_empty() {
             return;
         }
-        let visible = inner.height as usize;
-        let first = self.selected.saturating_sub(visible.saturating_sub(1));
-        let interval = self.snapshot.stats.interval_s;
-        let name_w = self
-            .snapshot
-            .gpus
-            .iter()
-            .map(|g| short_name(&g.info.name).chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(inner.width as usize / 8);
-        for (row, (pos, g)) in self
-            .snapshot
-            .gpus
-            .iter()
-            .enumerate()
-            .skip(first)
-            .take(visible)
-            .enumerate()
-        {
-            let y = inner.y + row as u16;
-            let m = &g.current;
-            let selected = pos == self.selected;
-            let live = Liveness::of(g, self.now, interval);
-            let (verdict, verdict_style) = match &live {
-                Liveness::Live => (
-                    g.verdict.title().to_string(),
-                    if g.findings.is_empty() {
-                        t.ok()
-                    } else {
-                        g.findings
-                            .iter()
-                            .map(|f| f.severity)
-                            .max()
-                            .map_or(t.text(), |s| t.severity(s))
-                    },
-                ),
-                Liveness::Lost(_) => ("LOST".to_string(), t.bad()),
-                Liveness::Waiting => ("no data yet".to_string(), t.dim()),
-                other => (other.words().unwrap_or_default(), t.warn()),
-            };
-            let mem_share = match (m.mem_used_bytes, m.mem_total_bytes) {
-                (Some(u), Some(tot)) if tot > 0 => Some(u as f64 / tot as f64),
-                _ => None,
-            };
-            let prefix = format!(
-                "{} {:>2} {:<name_w$} ",
-                if selected { "▶" } else { " " },
-                g.info.index,
-                format::truncate(short_name(&g.info.name), name_w)
-            );
-            let util = format!(" {:>4}", format::pct(m.util_gpu));
-            let gib = |b: Option<u64>| {
-                b.map_or(format::ABSENT.to_string(), |b| {
-                    format!("{:.0}", b as f64 / (1u64 << 30) as f64)
-                })
-            };
-            let mem = format!(
-                " {:>3}/{:<3}G",
-                gib(m.mem_used_bytes),
-                gib(m.mem_total_bytes)
-            );
-            let power = format!(" {:>8}", format::of(m.power_w, m.power_limit_w, "W"));
-            let temp = format!(" {:>4}", format::num(m.temp_c, "°C"));
-            let verdict = format!(" {:<VERDICT_W$}", format::truncate(&verdict, VERDICT_W));
-            let bar_w: u16 = 6;
-            let fixed = [&prefix, &util, &mem, &power, &temp, &verdict]
+        let wide = inner.width >= WIDE_LIST;
+        let cols = Columns {
+            name_w: self
+                .snapshot
+                .gpus
                 .iter()
-                .map(|s| s.chars().count() as u16)
-                .sum::<u16>()
-                + bar_w
-                + 1;
-            let spark_w = inner.width.saturating_sub(fixed);
-            let base = if selected {
-                t.selected()
-            } else {
-                Style::default()
-            };
-            // Clear the row in the row's style first, so the selection shows across it.
-            buf.set_style(Rect::new(inner.x, y, inner.width, 1), base);
-            let mut x = inner.x;
-            let right = inner.right();
-            let put = |buf: &mut Buffer, x: &mut u16, s: &str, style: Style| {
-                if *x < right {
-                    let (nx, _) =
-                        buf.set_stringn(*x, y, s, (right - *x) as usize, base.patch(style));
-                    *x = nx;
-                }
-            };
-            put(buf, &mut x, &prefix, t.text());
-            if spark_w >= 4 {
-                let span = TimeSpan {
-                    end: self.snapshot.t,
-                    window_s: self.window_s,
-                    columns: spark_w as usize,
-                };
-                let util: Binned = series::utilization(g, span, interval);
-                super::chart::sparkline(
-                    &util,
-                    100.0,
-                    1,
-                    base.patch(t.chart(ChartMetric::Util)),
-                    base.patch(t.absent()),
-                )
-                .render(Rect::new(x, y, spark_w, 1), buf);
-                x += spark_w;
-            }
-            put(buf, &mut x, &util, t.text());
-            put(buf, &mut x, " ", t.text());
-            if x + bar_w <= right {
-                let bar = ShareBar {
-                    share: mem_share,
-                    style: base.patch(t.chart(ChartMetric::Memory)),
-                    track_style: base.patch(t.dim()),
-                };
-                (&bar).render(Rect::new(x, y, bar_w, 1), buf);
-                x += bar_w;
-            }
-            put(buf, &mut x, &mem, t.text());
-            put(buf, &mut x, &power, t.text());
-            put(buf, &mut x, &temp, t.text());
-            put(buf, &mut x, &verdict, verdict_style);
+                .map(|g| short_name(&g.info.name).chars().count())
+                .max()
+                .unwrap_or(0)
+                .min(inner.width as usize / 8),
+            verdict_w: if wide { VERDICT_WIDE_W } else { VERDICT_W },
+            wide,
+        };
+        let rows = self.snapshot.gpus.iter().enumerate().skip(self.first);
+        for ((pos, g), y) in rows.zip(inner.top()..inner.bottom()) {
+            let row = Rect::new(inner.x, y, inner.width, 1);
+            self.render_row(g, pos == self.selected, &cols, row, buf);
         }
     }
 }

@@ -1,4 +1,7 @@
-//! The full panel of one GPU: charts over the time window beside its current readings.
+//! The panel of the selected GPU: charts over the time window (see [`super::panel_charts`]) and,
+//! with its details shown (Enter), its readings that rarely change beside them: clocks, fan,
+//! P-state, PCIe link, throttle reasons, GPM counters. Without the details, the temperature and
+//! the throttle reasons sit in the panel's bottom border.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -7,16 +10,14 @@ use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 use crate::engine::GpuSnapshot;
 use crate::model::{throttle, Metrics};
 use crate::tui::canvas::{self, key_of, Canvas};
+use crate::tui::diagnosis;
 use crate::tui::format::{self, ABSENT};
-use crate::tui::theme::{ChartMetric, Theme};
+use crate::tui::theme::Theme;
 
-use super::chart::{MetricChart, LABEL_WIDTH};
-use super::series::{self, Binned, Span as TimeSpan};
+use super::panel_charts::PanelCharts;
 use super::status::Liveness;
 
 const MIB: f64 = (1u64 << 20) as f64;
-/// PCIe charts never scale below this, so idle noise does not fill them.
-const PCIE_FLOOR_BPS: f64 = 1e6;
 
 pub struct GpuPanel<'a> {
     pub gpu: &'a GpuSnapshot,
@@ -27,6 +28,8 @@ pub struct GpuPanel<'a> {
     pub interval_s: f64,
     pub window_s: f64,
     pub selected: bool,
+    /// Show the readings that rarely change beside the charts.
+    pub details: bool,
 }
 
 /// The panel's title: index, name, bus id.
@@ -35,175 +38,21 @@ pub fn title(g: &GpuSnapshot) -> String {
     format!(" GPU {} · {} · {} ", g.info.index, g.info.name, bus)
 }
 
-fn label<'a>(t: Theme, name: &str, value: String, extra: Option<String>) -> Vec<Line<'a>> {
-    let mut lines = vec![Line::from(vec![
-        Span::styled(format!("{name:<8}"), t.dim()),
-        Span::styled(format!("{value:>10}"), t.text()),
-    ])];
-    if let Some(e) = extra {
-        lines.push(Line::styled(format!("{e:>18}"), t.dim()));
-    }
-    lines
-}
-
-fn max_of(b: &Binned) -> Option<f64> {
-    b.values.iter().flatten().copied().reduce(f64::max)
-}
-
-fn mean_of(b: &Binned) -> Option<f64> {
-    let v: Vec<f64> = b.values.iter().flatten().copied().collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+/// The throttle reasons in words and their style (serious ones as bad news).
+fn throttle_text(t: Theme, m: &Metrics) -> (String, ratatui::style::Style) {
+    let text = match m.throttle {
+        None => ABSENT.to_string(),
+        Some(0) => "none".to_string(),
+        Some(bits) => throttle::words(bits).join(", "),
+    };
+    let style = match m.throttle {
+        Some(b) if b & throttle::SERIOUS != 0 => t.bad(),
+        _ => t.text(),
+    };
+    (text, style)
 }
 
 impl GpuPanel<'_> {
-    fn charts_area(&self, inner: Rect) -> (Rect, Rect) {
-        let stats_w = (inner.width * 2 / 5).clamp(20, 34).min(inner.width);
-        let charts_w = inner.width - stats_w;
-        (
-            Rect::new(inner.x, inner.y, charts_w, inner.height),
-            Rect::new(inner.x + charts_w, inner.y, stats_w, inner.height),
-        )
-    }
-
-    fn draw_charts(&self, area: Rect, canvas: &mut dyn Canvas) {
-        if area.is_empty() {
-            return;
-        }
-        let t = self.theme;
-        let g = self.gpu;
-        let m = &g.current;
-        let span = TimeSpan {
-            end: self.t,
-            window_s: self.window_s,
-            columns: MetricChart::columns_for(area.width),
-        };
-        let iv = self.interval_s;
-        let util = series::utilization(g, span, iv);
-        let marks = series::dip_marks(g, &util, span);
-        let mem = series::tick_metric(g, span, iv, |m| m.mem_used_bytes.map(|b| b as f64 / MIB));
-        let rx = series::tick_metric(g, span, iv, |m| m.pcie_rx_bytes_per_s);
-        let tx = series::tick_metric(g, span, iv, |m| m.pcie_tx_bytes_per_s);
-        let power = series::tick_metric(g, span, iv, |m| m.power_w);
-        let sm = series::tick_metric(g, span, iv, |m| m.sm_active);
-        let mem_total = m.mem_total_bytes.or(g.info.memory_total_bytes);
-        let limit = m.power_limit_w.or(g.info.power_limit_watts);
-        let pcie_scale = |b: &Binned| max_of(b).map_or(PCIE_FLOOR_BPS, |m| m.max(PCIE_FLOOR_BPS));
-        let sm_value = if g.info.gpm_supported || m.sm_active.is_some() {
-            format::pct(m.sm_active)
-        } else {
-            "n/a".to_string()
-        };
-        let share = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) if b > 0.0 => Some(format!("{:.0}% of max", 100.0 * a / b)),
-            _ => None,
-        };
-        let charts = [
-            (
-                label(
-                    t,
-                    "util",
-                    format::pct(m.util_gpu),
-                    mean_of(&util).map(|v| format!("mean {v:.0}%")),
-                ),
-                &util,
-                100.0,
-                ChartMetric::Util,
-            ),
-            (
-                label(
-                    t,
-                    "mem GiB",
-                    format!(
-                        "{}/{}",
-                        format::gib(m.mem_used_bytes),
-                        format::gib(mem_total)
-                    ),
-                    share(
-                        m.mem_used_bytes.map(|b| b as f64),
-                        mem_total.map(|b| b as f64),
-                    ),
-                ),
-                &mem,
-                mem_total.map_or(max_of(&mem).unwrap_or(1.0), |b| b as f64 / MIB),
-                ChartMetric::Memory,
-            ),
-            (
-                label(
-                    t,
-                    "PCIe rx",
-                    format::rate(m.pcie_rx_bytes_per_s),
-                    series::tick_peak(g, span, |m| m.pcie_rx_bytes_per_s)
-                        .map(|v| format!("peak {}", format::rate(Some(v)))),
-                ),
-                &rx,
-                pcie_scale(&rx),
-                ChartMetric::PcieRx,
-            ),
-            (
-                label(
-                    t,
-                    "PCIe tx",
-                    format::rate(m.pcie_tx_bytes_per_s),
-                    series::tick_peak(g, span, |m| m.pcie_tx_bytes_per_s)
-                        .map(|v| format!("peak {}", format::rate(Some(v)))),
-                ),
-                &tx,
-                pcie_scale(&tx),
-                ChartMetric::PcieTx,
-            ),
-            (
-                label(
-                    t,
-                    "power",
-                    format::of(m.power_w, limit, " W"),
-                    share(m.power_w, limit),
-                ),
-                &power,
-                limit.unwrap_or_else(|| max_of(&power).unwrap_or(1.0)),
-                ChartMetric::Power,
-            ),
-            (
-                label(
-                    t,
-                    "SM act",
-                    sm_value,
-                    mean_of(&sm).map(|v| format!("mean {v:.0}%")),
-                ),
-                &sm,
-                100.0,
-                ChartMetric::SmActive,
-            ),
-        ];
-        // Rows: the util chart gets the remainder and, when there is room, a marker row.
-        let h = area.height as usize;
-        let with_marks = h > charts.len();
-        let avail = h - usize::from(with_marks);
-        let each = avail / charts.len();
-        let mut y = area.y;
-        for (i, (lbl, binned, full, metric)) in charts.iter().enumerate() {
-            let rows = if i == 0 {
-                avail.saturating_sub(each * (charts.len() - 1)) + usize::from(with_marks)
-            } else {
-                each
-            };
-            if rows == 0 || y >= area.bottom() {
-                continue;
-            }
-            let rows = (rows as u16).min(area.bottom() - y);
-            let chart = MetricChart {
-                label: lbl.clone(),
-                binned,
-                full_scale: *full,
-                style: t.chart(*metric),
-                absent_style: t.absent(),
-                marks: (i == 0 && with_marks).then_some(marks.as_slice()),
-                mark_style: t.warn(),
-            };
-            chart.draw_on(Rect::new(area.x, y, area.width, rows), canvas);
-            y += rows;
-        }
-    }
-
     fn stats_lines(&self) -> Vec<Line<'static>> {
         let t = self.theme;
         let g = self.gpu;
@@ -232,15 +81,7 @@ impl GpuPanel<'_> {
                 w.map_or(ABSENT.into(), |v| v.to_string())
             )
         };
-        let throttle = match m.throttle {
-            None => ABSENT.to_string(),
-            Some(0) => "none".to_string(),
-            Some(bits) => throttle::words(bits).join(", "),
-        };
-        let throttle_style = match m.throttle {
-            Some(b) if b & throttle::SERIOUS != 0 => t.bad(),
-            _ => t.text(),
-        };
+        let (throttle, throttle_style) = throttle_text(t, m);
         vec![
             row("temp", temp),
             row(
@@ -278,32 +119,43 @@ impl GpuPanel<'_> {
                 Span::styled(format!("{:<10}", "throttle"), t.dim()),
                 Span::styled(throttle, throttle_style),
             ]),
-            row(
-                "tensor",
-                format!(
-                    "{}  DRAM {}",
-                    format::pct(m.tensor_active),
-                    format::pct(m.dram_active)
-                ),
-            ),
+            row("tensor", format::pct(m.tensor_active)),
+            row("DRAM BW", format::pct(m.dram_active)),
             row("occupancy", format::pct(m.sm_occupancy)),
-            row("mem util", format::pct(m.util_mem)),
+            row("mem busy", format::pct(m.util_mem)),
         ]
     }
-}
 
-impl GpuPanel<'_> {
+    /// Without the details: the temperature and the throttle reasons, for the bottom border
+    /// (the "idle" clock reason left out: it says there is no work, not that the GPU is slowed).
+    fn compact_readings(&self) -> Line<'static> {
+        let t = self.theme;
+        let mut m = self.gpu.current;
+        m.throttle = m.throttle.map(|b| b & !throttle::GPU_IDLE);
+        let (throttle, style) = throttle_text(t, &m);
+        Line::from(vec![
+            Span::styled(format!(" {} ", format::num(m.temp_c, " °C")), t.text()),
+            Span::styled("· throttle ", t.dim()),
+            Span::styled(throttle, style),
+            Span::styled(" · Enter: details ", t.dim()),
+        ])
+        .right_aligned()
+    }
+
     /// Draw the panel in parts: its border, each chart, each line of its readings.
     pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let t = self.theme;
         let g = self.gpu;
         let live = Liveness::of(g, self.now, self.interval_s);
         let (status, status_style) = match &live {
-            Liveness::Live => (g.verdict.title().to_string(), t.ok()),
+            Liveness::Live => (
+                g.verdict.title().to_string(),
+                diagnosis::verdict_style(t, g),
+            ),
             Liveness::Lost(_) => (live.words().unwrap_or_default(), t.bad()),
             _ => (live.words().unwrap_or_default(), t.warn()),
         };
-        let block = Block::default()
+        let mut block = Block::default()
             .borders(Borders::ALL)
             .border_style(if self.selected {
                 t.border_selected()
@@ -312,14 +164,31 @@ impl GpuPanel<'_> {
             })
             .title(Line::styled(title(g), t.title()))
             .title(Line::styled(format!(" {status} "), status_style).right_aligned());
+        if !self.details {
+            block = block.title_bottom(self.compact_readings());
+        }
         let inner = block.inner(area);
         canvas::block(canvas, "gpu-panel", area, &block);
         if inner.is_empty() {
             return;
         }
-        let (charts, stats) = self.charts_area(inner);
-        if charts.width > LABEL_WIDTH {
-            self.draw_charts(charts, canvas);
+        let stats_w = if self.details {
+            (inner.width * 2 / 5).clamp(20, 34).min(inner.width)
+        } else {
+            0
+        };
+        let charts = Rect::new(inner.x, inner.y, inner.width - stats_w, inner.height);
+        PanelCharts {
+            gpu: g,
+            theme: t,
+            t: self.t,
+            interval_s: self.interval_s,
+            window_s: self.window_s,
+        }
+        .draw_on(charts, canvas);
+        if !self.details {
+            // A stale or lost GPU says so in the title.
+            return;
         }
         let mut lines = Vec::new();
         if let Some(w) = live.words() {
@@ -327,10 +196,10 @@ impl GpuPanel<'_> {
         }
         lines.extend(self.stats_lines());
         let stats = Rect::new(
-            stats.x + 1,
-            stats.y,
-            stats.width.saturating_sub(1),
-            stats.height,
+            charts.right() + 1,
+            inner.y,
+            stats_w.saturating_sub(1),
+            inner.height,
         );
         draw_lines(canvas, "gpu-readings", lines, stats);
     }

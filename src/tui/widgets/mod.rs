@@ -11,6 +11,7 @@ pub mod header;
 pub mod help;
 pub mod host;
 pub mod log;
+pub mod panel_charts;
 pub mod processes;
 pub mod series;
 pub mod status;

@@ -1,5 +1,7 @@
 //! The process table: the GPU processes of the selected GPU (or of all GPUs), sorted, filtered,
-//! optionally with each one's children (DataLoader workers) under it.
+//! optionally with each one's children (DataLoader workers) under it. Commands are shortened in
+//! the middle (their ends, where jobs differ, stay) or scrolled sideways (← →); a child shows
+//! only where its command differs from its parent's.
 
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
@@ -7,7 +9,7 @@ use ratatui::widgets::{
     Block, Borders, Cell, Paragraph, Row, StatefulWidget, Table, TableState, Widget,
 };
 
-use crate::host::{format_running, state_name, ProcessRow, SortKey};
+use crate::host::{format_running, ProcessRow, SortKey};
 use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::format::{self, ABSENT};
 use crate::tui::process_table::ProcessTableState;
@@ -20,12 +22,22 @@ pub struct ProcessTable<'a> {
     pub gpu_index: Option<u32>,
     /// Whether the arrow keys move the row selection.
     pub focused: bool,
+    /// Position of the row on the table's first line.
+    pub first: usize,
     pub theme: Theme,
+}
+
+/// What a column shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Content {
+    Gpu,
+    State,
+    Sorted(SortKey),
 }
 
 /// A column and the width it needs; columns with the lowest `keep` go first when narrow.
 struct Column {
-    key: Option<SortKey>,
+    content: Content,
     title: &'static str,
     width: u16,
     keep: u8,
@@ -34,22 +46,24 @@ struct Column {
 const COMMAND_MIN: u16 = 24;
 
 fn columns(all_gpus: bool, width: u16) -> Vec<Column> {
-    let col = |key: Option<SortKey>, title, width, keep| Column {
-        key,
+    let col = |content: Content, title, width, keep| Column {
+        content,
         title,
         width,
         keep,
     };
+    let sorted = |key: SortKey, width, keep| col(Content::Sorted(key), key.title(), width, keep);
     let mut cols = vec![
-        col(None, "GPU", 3, 7),
-        col(Some(SortKey::Pid), "PID", 7, 9),
-        col(Some(SortKey::User), "USER", 8, 5),
-        col(Some(SortKey::GpuMemory), "GPU MEM", 9, 8),
-        col(Some(SortKey::SmUtil), "SM%", 5, 6),
-        col(Some(SortKey::MemUtil), "MEMBW%", 6, 1),
-        col(Some(SortKey::Cpu), "CPU%", 6, 4),
-        col(Some(SortKey::Rss), "RSS", 9, 2),
-        col(Some(SortKey::Running), "TIME", 6, 3),
+        col(Content::Gpu, "GPU", 3, 7),
+        sorted(SortKey::Pid, 7, 9),
+        sorted(SortKey::User, 8, 5),
+        col(Content::State, "S", 1, 8),
+        sorted(SortKey::GpuMemory, 9, 8),
+        sorted(SortKey::SmUtil, 5, 6),
+        sorted(SortKey::MemUtil, 8, 1),
+        sorted(SortKey::Cpu, 5, 4),
+        sorted(SortKey::Rss, 9, 2),
+        sorted(SortKey::Running, 6, 3),
     ];
     if !all_gpus {
         cols.remove(0);
@@ -64,7 +78,7 @@ fn columns(all_gpus: bool, width: u16) -> Vec<Column> {
         }
         cols.remove(i);
     }
-    cols.push(col(Some(SortKey::Command), "COMMAND", COMMAND_MIN, 10));
+    cols.push(sorted(SortKey::Command, COMMAND_MIN, 10));
     cols
 }
 
@@ -72,35 +86,66 @@ fn opt(v: Option<String>) -> String {
     v.unwrap_or_else(|| ABSENT.to_string())
 }
 
+/// A cell of a column other than the command's.
 fn cell(row: &ProcessRow, c: &Column) -> String {
-    match c.key {
-        None => row.gpu.to_string(),
-        Some(SortKey::Pid) => row.pid.to_string(),
-        Some(SortKey::User) => opt(row.user.clone()),
-        Some(SortKey::GpuMemory) => format::bytes(row.gpu_memory_bytes),
-        Some(SortKey::SmUtil) => format::pct(row.sm_util),
-        Some(SortKey::MemUtil) => format::pct(row.mem_util),
-        Some(SortKey::Cpu) => format::pct(row.cpu_percent),
-        Some(SortKey::Rss) => format::bytes(row.rss_bytes),
-        Some(SortKey::Running) => opt(row.running_s.map(format_running)),
-        Some(SortKey::Command) => command(row),
+    match c.content {
+        Content::Gpu => row.gpu.to_string(),
+        Content::State => row.state.map_or_else(|| ABSENT.to_string(), String::from),
+        Content::Sorted(key) => match key {
+            SortKey::Pid => row.pid.to_string(),
+            SortKey::User => opt(row.user.clone()),
+            SortKey::GpuMemory => format::bytes(row.gpu_memory_bytes),
+            SortKey::SmUtil => format::pct(row.sm_util),
+            SortKey::MemUtil => format::pct(row.mem_util),
+            SortKey::Cpu => format::pct(row.cpu_percent),
+            SortKey::Rss => format::bytes(row.rss_bytes),
+            SortKey::Running => opt(row.running_s.map(format_running)),
+            SortKey::Command => row.command.clone(),
+        },
     }
 }
 
-/// The command, indented under its GPU process in tree mode, with the state of a child.
-fn command(row: &ProcessRow) -> String {
-    let cmd = if row.command.is_empty() {
-        ABSENT
-    } else {
-        &row.command
-    };
-    if row.depth == 0 {
-        return cmd.to_string();
+/// Commands as shown: a child's indented under its parent and, where it begins as its parent's
+/// does, only what differs (`″` when it is the same command).
+fn commands(rows: &[ProcessRow]) -> Vec<String> {
+    let mut parents: Vec<&str> = Vec::new();
+    rows.iter()
+        .map(|row| {
+            let cmd = if row.command.is_empty() {
+                ABSENT
+            } else {
+                &row.command
+            };
+            parents.truncate(row.depth);
+            let shown = match parents.last() {
+                Some(parent) if row.depth > 0 => {
+                    let indent = "  ".repeat(row.depth - 1);
+                    format!("{indent}└ {}", differing(parent, cmd))
+                }
+                _ => cmd.to_string(),
+            };
+            parents.push(cmd);
+            shown
+        })
+        .collect()
+}
+
+/// What of `cmd` differs from `parent`: `″` for the same command, `…` and the rest when it
+/// shares the parent's first words, else all of it.
+fn differing(parent: &str, cmd: &str) -> String {
+    if cmd == parent {
+        return "″ (same command)".to_string();
     }
-    let indent = "  ".repeat(row.depth - 1);
-    match row.state {
-        Some(s) => format!("{indent}└ [{}] {cmd}", state_name(s)),
-        None => format!("{indent}└ {cmd}"),
+    let shared = parent
+        .split_inclusive(' ')
+        .zip(cmd.split_inclusive(' '))
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len())
+        .sum::<usize>();
+    if shared >= 8 && shared < cmd.len() {
+        format!("…{}", &cmd[shared..])
+    } else {
+        cmd.to_string()
     }
 }
 
@@ -127,6 +172,12 @@ impl ProcessTable<'_> {
         if v.tree {
             spans.push(Span::styled("tree ", t.dim()));
         }
+        if self.state.hscroll > 0 {
+            spans.push(Span::styled(
+                format!("· command +{} → ", self.state.hscroll),
+                t.dim(),
+            ));
+        }
         match &self.state.prompt {
             Some(p) => spans.push(Span::styled(format!("filter: {p}█ "), t.key())),
             None if !v.filter.is_empty() => {
@@ -136,9 +187,7 @@ impl ProcessTable<'_> {
         }
         Line::from(spans)
     }
-}
 
-impl ProcessTable<'_> {
     /// Draw the table as one part of a screen.
     pub fn draw_on(&self, area: Rect, canvas: &mut dyn Canvas) {
         let t = self.theme;
@@ -164,33 +213,47 @@ impl ProcessTable<'_> {
             });
             return;
         }
-        let cols = columns(self.state.all_gpus, area.width.saturating_sub(2));
+        let inner_w = area.width.saturating_sub(2);
+        let cols = columns(self.state.all_gpus, inner_w);
+        let command_w = usize::from(
+            inner_w.saturating_sub(cols.iter().rev().skip(1).map(|c| c.width + 1).sum()),
+        );
         let sort = self.state.view.sort;
         let header = Row::new(cols.iter().map(|c| {
-            if c.key == Some(sort) {
+            if c.content == Content::Sorted(sort) {
                 Cell::from(Span::styled(c.title, t.title()))
             } else {
                 Cell::from(c.title)
             }
         }))
         .style(t.dim());
-        let rows = self.rows.iter().map(|r| {
+        let shown = commands(self.rows);
+        let rows = self.rows.iter().zip(&shown).map(|(r, cmd)| {
             let style = if r.depth > 0 || !r.resolved {
                 t.dim()
             } else {
                 t.text()
             };
-            Row::new(cols.iter().map(|c| Cell::from(cell(r, c)))).style(style)
+            let command = if self.state.hscroll > 0 {
+                format::window_of(cmd, self.state.hscroll, command_w)
+            } else {
+                format::shorten_middle(cmd, command_w)
+            };
+            Row::new(cols.iter().map(|c| match c.content {
+                Content::Sorted(SortKey::Command) => Cell::from(command.clone()),
+                _ => Cell::from(cell(r, c)),
+            }))
+            .style(style)
         });
-        let widths = cols.iter().map(|c| match c.key {
-            Some(SortKey::Command) => Constraint::Min(c.width),
+        let widths = cols.iter().map(|c| match c.content {
+            Content::Sorted(SortKey::Command) => Constraint::Min(c.width),
             _ => Constraint::Length(c.width),
         });
         let table = Table::new(rows, widths)
             .header(header)
             .block(block)
             .row_highlight_style(t.selected());
-        let mut state = TableState::default();
+        let mut state = TableState::default().with_offset(self.first);
         if self.focused {
             state.select(self.state.selected_index(self.rows));
         }
@@ -210,23 +273,25 @@ mod tests {
         let titles = |all, w| -> Vec<&str> { columns(all, w).iter().map(|c| c.title).collect() };
         assert_eq!(
             titles(false, 118),
-            ["PID", "USER", "GPU MEM", "SM%", "MEMBW%", "CPU%", "RSS", "TIME", "COMMAND"]
+            [
+                "PID", "USER", "S", "GPU MEM", "UTIL%", "MEMBUSY%", "CPU%", "RSS", "TIME",
+                "COMMAND"
+            ]
         );
         assert_eq!(
             titles(false, 78),
-            ["PID", "USER", "GPU MEM", "SM%", "CPU%", "TIME", "COMMAND"]
+            ["PID", "USER", "S", "GPU MEM", "UTIL%", "CPU%", "TIME", "COMMAND"]
         );
         assert_eq!(
             titles(true, 56),
-            ["GPU", "PID", "GPU MEM", "SM%", "COMMAND"]
+            ["GPU", "PID", "S", "GPU MEM", "UTIL%", "COMMAND"]
         );
     }
 
-    #[test]
-    fn children_are_indented_with_their_state() {
-        let mut row = ProcessRow {
+    fn row(depth: usize, command: &str) -> ProcessRow {
+        ProcessRow {
             gpu: 0,
-            depth: 2,
+            depth,
             pid: 7,
             signal_target: None,
             user: None,
@@ -237,12 +302,29 @@ mod tests {
             rss_bytes: None,
             running_s: None,
             state: Some('D'),
-            command: "pt_data_worker".into(),
+            command: command.into(),
             resolved: true,
-        };
-        assert_eq!(command(&row), "  └ [disk wait] pt_data_worker");
-        row.depth = 0;
-        row.command.clear();
-        assert_eq!(command(&row), ABSENT);
+        }
+    }
+
+    #[test]
+    fn children_show_what_differs_from_their_parent() {
+        let rows = [
+            row(0, "python train.py --epochs 90"),
+            row(1, "python train.py --epochs 90"),
+            row(1, "python train.py --worker 3"),
+            row(2, "pt_data_worker"),
+            row(0, ""),
+        ];
+        assert_eq!(
+            commands(&rows),
+            [
+                "python train.py --epochs 90",
+                "└ ″ (same command)",
+                "└ …--worker 3",
+                "  └ pt_data_worker",
+                ABSENT,
+            ]
+        );
     }
 }

@@ -120,6 +120,26 @@ pub fn utilization(g: &GpuSnapshot, span: Span, interval: f64) -> Binned {
     utilization_of(&g.history, span, interval)
 }
 
+/// The mean utilization of the `secs` seconds before `end`: of the driver's windows, or of the
+/// ticks' readings where there is no window in that time. `None` when there is no reading.
+pub fn recent_util_mean(g: &GpuSnapshot, end: UnixTime, secs: f64) -> Option<f64> {
+    let since = end - secs;
+    let mut values: Vec<f64> = g
+        .history
+        .util
+        .iter_rev()
+        .take_while(|w| w.t > since)
+        .map(|w| w.util)
+        .collect();
+    if values.is_empty() {
+        values = recent_ticks(g, since)
+            .filter(|m| m.ok)
+            .filter_map(|m| m.metrics.util_gpu)
+            .collect();
+    }
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
 /// [`utilization`] from a GPU's history that has driver windows.
 pub fn utilization_of(history: &GpuHistory, span: Span, interval: f64) -> Binned {
     let g = history;
