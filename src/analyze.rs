@@ -13,6 +13,7 @@ use crate::backend::SampleSource;
 use crate::detector::signal::{bin, percentile_hist};
 use crate::detector::{priority, DetectorConfig};
 use crate::engine::{Engine, EngineConfig};
+use crate::ledger::{LedgerReport, Prices};
 use crate::model::{Finding, FindingKind, Severity, UnixTime};
 use crate::recording::{RecordingError, RecordingReader};
 
@@ -105,6 +106,8 @@ pub struct GpuReport {
     /// Every finding, in order of start; `end` is null for one still going at the end of the file.
     pub findings: Vec<Finding>,
     pub stats: GpuStats,
+    /// Where the GPU's time and energy went, as the live ledger books it.
+    pub ledger: LedgerReport,
 }
 
 /// What `analyze` found in one file.
@@ -203,7 +206,8 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
         .devices
         .iter()
         .zip(&accs)
-        .map(|(d, acc)| {
+        .enumerate()
+        .map(|(pos, (d, acc))| {
             let findings: Vec<Finding> =
                 found.iter().filter(|f| f.gpu == d.index).cloned().collect();
             let mean = (acc.n > 0).then(|| acc.sum / acc.n as f64);
@@ -223,6 +227,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
                 verdict: verdict_over(&findings, last, busy),
                 findings,
                 stats,
+                ledger: LedgerReport::new(engine.ledger(pos).unwrap_or(&Default::default())),
             }
         })
         .collect();
@@ -319,6 +324,15 @@ pub fn verdict_over(findings: &[Finding], last: UnixTime, busy: bool) -> Finding
         })
 }
 
+impl Report {
+    /// Put the cost at `prices` in every GPU's ledger (none when no price is configured).
+    pub fn price(&mut self, prices: &Prices) {
+        for g in &mut self.gpus {
+            g.ledger.price(prices);
+        }
+    }
+}
+
 /// Analyse one file by path.
 pub fn analyze_path(
     path: &Path,
@@ -407,6 +421,19 @@ pub fn render_text(r: &Report) -> String {
             if !f.advice.is_empty() {
                 let _ = writeln!(o, "      fix: {}", f.advice);
             }
+        }
+    }
+    if !r.gpus.is_empty() {
+        let _ = writeln!(o, "\nledger");
+    }
+    for g in &r.gpus {
+        for (i, line) in g.ledger.text().iter().enumerate() {
+            let lead = if i == 0 {
+                format!("  GPU {}: ", g.index)
+            } else {
+                "    ".into()
+            };
+            let _ = writeln!(o, "{lead}{line}");
         }
     }
     o

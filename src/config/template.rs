@@ -51,6 +51,12 @@ pub fn default_file_text() -> String {
          # [exporter]\n\
          # listen = \"{DEFAULT_LISTEN}\"\n\
          \n\
+         # Prices for the waste ledger's costs (GPU time and energy, either or both).\n\
+         # [ledger]\n\
+         # price_per_gpu_hour = 2.5\n\
+         # price_per_kwh = 0.3\n\
+         # currency = \"USD\"\n\
+         \n\
          # Thresholds of the bottleneck detector.\n\
          # [detector]\n\
          {}",
@@ -72,6 +78,7 @@ pub fn effective_file(s: &Settings) -> ConfigFile {
         exporter: Some(ExporterFile {
             listen: Some(s.exporter_listen.to_string()),
         }),
+        ledger: s.prices.any().then(|| s.prices.clone()),
     }
 }
 
