@@ -333,7 +333,6 @@ impl Engine {
                 continue;
             };
             let g = &mut self.gpus[pos];
-            let watch = self.detector.watch(pos);
             let input = TickInput {
                 t: sample.t,
                 gpu: reading.index,
@@ -343,7 +342,6 @@ impl Engine {
                 processes: &g.processes,
                 verdict: self.detector.verdict(pos),
                 findings,
-                watch: watch.as_ref(),
             };
             self.ledgers[pos].tick(&mut g.ledger, &input);
         }

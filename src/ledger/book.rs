@@ -7,7 +7,7 @@ use super::backfill::RecentShares;
 use super::energy::{EnergyMeter, Joules, Settle};
 use super::share::{lost_share, process_weights, HELD_BYTES};
 use super::{GpuLedger, ProcessLedger, UserLedger, VerdictCost};
-use crate::model::{Finding, FindingKind, GpuProcess, Metrics, UnixTime, Watch};
+use crate::model::{Finding, FindingKind, GpuProcess, Metrics, UnixTime};
 
 /// Two ticks further apart than this leave the time between them unbooked: the sampler stopped,
 /// or a replay jumped.
@@ -34,7 +34,6 @@ pub struct TickInput<'a> {
     pub verdict: FindingKind,
     /// The detector's active findings, of every GPU.
     pub findings: &'a [Finding],
-    pub watch: Option<&'a Watch>,
 }
 
 /// The state shown from one tick to the next.
@@ -248,7 +247,8 @@ impl LedgerBook {
                 .mem_used_bytes
                 .is_some_and(|m| m >= HELD_BYTES);
         let own = input.findings.iter().filter(|f| f.gpu == input.gpu);
-        let (share, kind) = lost_share(own, input.verdict, held, input.watch);
+        let util = input.metrics.util_gpu;
+        let (share, kind) = lost_share(own, input.verdict, held, util);
         if view.current.is_none_or(|c| c.verdict != input.verdict) {
             view.current = Some(VerdictCost {
                 verdict: input.verdict,
@@ -383,7 +383,6 @@ mod tests {
                     processes: r.processes,
                     verdict: r.verdict,
                     findings: r.findings,
-                    watch: None,
                 },
             );
             t += 0.25;
@@ -476,7 +475,6 @@ mod tests {
                     processes: &procs,
                     verdict: FindingKind::Healthy,
                     findings: &[],
-                    watch: None,
                 },
             );
         }

@@ -1,20 +1,22 @@
 //! What share of a GPU's time is lost at one tick, and how the GPU is split between its
 //! processes.
 
-use crate::model::{Finding, FindingKind, GpuProcess, Watch};
+use crate::model::{Finding, FindingKind, GpuProcess};
 
 /// Memory in use from which a GPU counts as held by a job when no process is listed (a source
 /// without process lists, such as an nvidia-smi log): the detector's own test for a context.
 pub const HELD_BYTES: u64 = 1 << 30;
 
 /// The lost share (0–1) at one tick and the kind that sets it, from the GPU's active `findings`,
-/// its `verdict`, whether a job `held` it and the detector's stall `watch`:
+/// its `verdict`, whether a job `held` it and its utilization `util` (percent) at the tick:
 ///
 /// - a finding with a measured lost fraction (starvation, erratic or periodic stalls): that
 ///   fraction;
 /// - memory held idle: the whole time (a job holds the GPU and runs nothing on it);
-/// - verdict `idle` while a job holds the GPU: the whole time, or the stalled share of the
-///   stall watch when work still comes in bursts (a loader not yet named);
+/// - verdict `idle` while a job holds the GPU: the share of the tick's driver window without a
+///   kernel (1 − utilization; the whole time without a reading). A loader's bursts before its
+///   pattern is named, or a busy job's first seconds before the detector has the evidence to
+///   call it busy, are not lost;
 ///
 /// the largest of those that apply (overlapping findings never count twice), ties to the first
 /// finding. Other findings measure no share and lose nothing here.
@@ -22,7 +24,7 @@ pub fn lost_share<'a>(
     findings: impl Iterator<Item = &'a Finding>,
     verdict: FindingKind,
     held: bool,
-    watch: Option<&Watch>,
+    util: Option<f64>,
 ) -> (f64, Option<FindingKind>) {
     let mut best: (f64, Option<FindingKind>) = (0.0, None);
     let mut consider = |share: f64, kind: FindingKind| {
@@ -39,7 +41,10 @@ pub fn lost_share<'a>(
         }
     }
     if verdict == FindingKind::Idle && held {
-        consider(watch.map_or(1.0, |w| w.stalled_fraction), FindingKind::Idle);
+        let idle = util
+            .filter(|u| u.is_finite())
+            .map_or(1.0, |u| 1.0 - u / 100.0);
+        consider(idle, FindingKind::Idle);
     }
     best
 }
@@ -116,15 +121,9 @@ mod tests {
         let idle = FindingKind::Idle;
         assert_eq!(lost_share([].iter(), idle, false, None), (0.0, None));
         assert_eq!(lost_share([].iter(), idle, true, None), (1.0, Some(idle)));
-        let watch = Watch {
-            stalls: 3,
-            stalled_fraction: 0.7,
-            span_s: 20.0,
-        };
-        assert_eq!(
-            lost_share([].iter(), idle, true, Some(&watch)),
-            (0.7, Some(idle))
-        );
+        let (share, kind) = lost_share([].iter(), idle, true, Some(30.0));
+        assert!((share - 0.7).abs() < 1e-12 && kind == Some(idle));
+        assert_eq!(lost_share([].iter(), idle, true, Some(100.0)), (0.0, None));
     }
 
     fn process(sm: Option<f64>, memory: Option<u64>) -> GpuProcess {
