@@ -24,6 +24,7 @@ pub use gpulse::engine::{Engine, EngineConfig, Snapshot};
 pub use gpulse::fleet::api::{parse_answer, Answer, ApiError, ResultType, Series};
 pub use gpulse::fleet::build::build;
 pub use gpulse::fleet::json::to_json as fleet_to_json;
+pub use gpulse::fleet::ledger::{self as fleet_ledger, RangeAnswers};
 pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Query, QueryResults};
 pub use gpulse::fleet::{
     dcgm, rank, refresh_once, DetectorCache, Fleet, FleetOptions, PromClient, Refresher, Source,
