@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::backend::smi_csv::{SmiCsvError, SmiCsvSource};
-use crate::backend::SampleSource;
+use crate::backend::{LineCounts, SampleSource};
 use crate::detector::signal::{bin, percentile_hist};
 use crate::detector::{priority, DetectorConfig};
 use crate::engine::{Engine, EngineConfig};
 use crate::ledger::{LedgerReport, Prices};
 use crate::model::{Finding, FindingKind, Severity, UnixTime};
+use crate::printable;
 use crate::recording::{RecordingError, RecordingReader};
 
 /// Why a file cannot be analysed.
@@ -24,11 +25,13 @@ pub enum AnalyzeError {
     Csv(#[from] SmiCsvError),
     #[error(transparent)]
     Recording(#[from] RecordingError),
-    #[error("cannot read '{path}': {source}")]
+    #[error("cannot read '{}': {cause}", printable::path(.path))]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
+    #[error("'{}' is mostly unreadable: {:.1}% of its data lines could be read ({} of {}, the first unreadable at line {}); check that it is an nvidia-smi CSV log matching its header (or --fields), or a gpulse recording", printable::path(.path), .counts.read_percent(), .counts.read, .counts.read + .counts.skipped, .counts.first_skipped.unwrap_or(0))]
+    MostlyUnreadable { path: PathBuf, counts: LineCounts },
 }
 
 /// The kinds of file `analyze` tells apart by their first line.
@@ -45,17 +48,17 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// Look at the first bytes (zstd) or the first non-empty line (JSON or CSV) of `path`.
 pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
-    let file = std::fs::File::open(path).map_err(|source| AnalyzeError::Read {
+    let file = std::fs::File::open(path).map_err(|cause| AnalyzeError::Read {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     let mut head = Vec::new();
     std::io::BufReader::new(file)
         .take(64 * 1024)
         .read_to_end(&mut head)
-        .map_err(|source| AnalyzeError::Read {
+        .map_err(|cause| AnalyzeError::Read {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
     if head.starts_with(&ZSTD_MAGIC) {
         return Ok(FileFormat::Recording);
@@ -333,7 +336,8 @@ impl Report {
     }
 }
 
-/// Analyse one file by path.
+/// Analyse one file by path. A file with no sample, or with more data lines unreadable than
+/// read, is an error: a report of what little was read would pass chance for data.
 pub fn analyze_path(
     path: &Path,
     fields: Option<&[String]>,
@@ -341,7 +345,16 @@ pub fn analyze_path(
 ) -> Result<Report, AnalyzeError> {
     let format = sniff(path)?;
     let mut source = open_source(path, fields)?;
-    let mut report = analyze(&path.display().to_string(), source.as_mut(), detector);
+    let mut report = analyze(&printable::path(path), source.as_mut(), detector);
+    if let Some(counts) = source.line_counts().filter(LineCounts::mostly_unreadable) {
+        return Err(AnalyzeError::MostlyUnreadable {
+            path: path.to_path_buf(),
+            counts,
+        });
+    }
+    if report.samples == 0 {
+        return Err(RecordingError::NoSamples(path.to_path_buf()).into());
+    }
     if format == FileFormat::Recording {
         report.source = format!("gpulse recording, {}", report.source);
     }
@@ -388,7 +401,7 @@ pub fn render_text(r: &Report) -> String {
         let name = if g.name.is_empty() {
             String::new()
         } else {
-            format!(" ({})", g.name)
+            format!(" ({})", printable::text(&g.name))
         };
         let _ = writeln!(o, "\nGPU {}{name}: {}", g.index, g.verdict);
         let _ = writeln!(

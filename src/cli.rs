@@ -7,7 +7,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::backend::sim::Scenario;
 use crate::backend::BackendKind;
-use crate::config::{parse_duration, parse_interval, parse_listen, ColorChoice, Overrides};
+use crate::config::{
+    parse_duration, parse_interval, parse_listen, parse_retention, parse_window, ColorChoice,
+    Overrides,
+};
 
 /// A GPU dashboard that tells you why the GPU is not busier.
 ///
@@ -46,12 +49,12 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_parser = parse_interval)]
     pub interval: Option<f64>,
 
-    /// How much history to keep, e.g. `10m`, `1h` (default 10m)
-    #[arg(long, global = true, value_parser = parse_duration)]
+    /// How much history to keep, e.g. `10m`, `1h` (1m to 6h; default 10m)
+    #[arg(long, global = true, value_parser = parse_retention)]
     pub retention: Option<f64>,
 
-    /// Time window the charts show at start, e.g. `60s` (default 60s)
-    #[arg(long, global = true, value_parser = parse_duration)]
+    /// Time window the charts show at start, e.g. `60s` (10s up to the retention; default 60s)
+    #[arg(long, global = true, value_parser = parse_window)]
     pub window: Option<f64>,
 
     /// Config file (default: the platform's config directory, e.g. ~/.config/gpulse/config.toml)
@@ -69,6 +72,27 @@ pub struct GlobalArgs {
     /// Also serve Prometheus metrics on this address while the command runs, e.g. 127.0.0.1:9400
     #[arg(long, global = true, value_name = "ADDR", value_parser = parse_listen)]
     pub serve: Option<std::net::SocketAddr>,
+
+    /// More log messages on stderr from headless commands: -v info, -vv debug, -vvv trace
+    /// (`RUST_LOG`, e.g. `RUST_LOG=gpulse=debug`, overrides it)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+
+    /// Fewer log messages on stderr from headless commands: -q errors only, -qq none
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub quiet: u8,
+}
+
+impl Cli {
+    /// Whether the command opens a screen (its log messages go to the screen's event panel);
+    /// the others are headless and log to stderr.
+    pub fn opens_screen(&self) -> bool {
+        match &self.command {
+            None | Some(Command::Demo) | Some(Command::Replay { .. }) => true,
+            Some(Command::Fleet(args)) => !args.json,
+            Some(_) => false,
+        }
+    }
 }
 
 impl GlobalArgs {
@@ -115,8 +139,8 @@ pub enum Command {
     /// Each line has the same shape as `snapshot --json`. Only data goes to stdout (logs go to
     /// stderr); every line is flushed; a reader that closes the pipe ends the stream quietly.
     Stream {
-        /// Stop after this many lines
-        #[arg(long, value_name = "N")]
+        /// Stop after this many lines (at least 1)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         count: Option<u64>,
     },
     /// Record every tick to FILE (NDJSON, zstd with --compress or a .zst name) until Ctrl-C.
@@ -126,8 +150,8 @@ pub enum Command {
     Record {
         /// The recording to write (overwritten if it exists)
         file: PathBuf,
-        /// Stop after this many ticks
-        #[arg(long, value_name = "N")]
+        /// Stop after this many ticks (at least 1)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         count: Option<u64>,
         /// Stop after this long, e.g. `30s`, `10m`
         #[arg(long, value_parser = parse_duration, value_name = "DURATION")]

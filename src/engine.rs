@@ -16,6 +16,9 @@ use crate::model::{
     SystemInfo, UnixTime, Watch,
 };
 
+/// The log target of findings raised and cleared: the dashboard's event panel shows them;
+/// headless commands, whose output already holds the findings, log them only when asked (`-v`).
+pub const FINDINGS_TARGET: &str = "gpulse::findings";
 /// How the engine keeps history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineConfig {
@@ -266,7 +269,7 @@ impl Engine {
                         format!(" [{}]", f.evidence.notes.join("; "))
                     };
                     tracing::warn!(
-                        target: "gpulse::events",
+                        target: FINDINGS_TARGET,
                         "GPU {} {}: {}{notes} → {}",
                         f.gpu,
                         f.kind.title(),
@@ -275,7 +278,7 @@ impl Engine {
                     )
                 }
                 FindingEvent::Cleared(f) => {
-                    tracing::info!(target: "gpulse::events", "GPU {} {} cleared", f.gpu, f.kind.title());
+                    tracing::info!(target: FINDINGS_TARGET, "GPU {} {} cleared", f.gpu, f.kind.title());
                     if self.recent_findings.len() >= RECENT_FINDINGS {
                         self.recent_findings
                             .drain(..=self.recent_findings.len() - RECENT_FINDINGS);

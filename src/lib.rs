@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod model;
 pub mod output;
 pub mod pipeline;
+pub mod printable;
 pub mod recording;
 pub mod sampler;
 pub mod tui;

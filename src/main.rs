@@ -1,3 +1,4 @@
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -7,10 +8,14 @@ use gpulse::commands::{self, record::RecordArgs, CommandResult};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !cli.opens_screen() {
+        commands::logging::init_stderr_logging(cli.global.verbose, cli.global.quiet);
+    }
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gpulse: {e:#}");
+            // A stderr nobody reads any more loses the message; it is no reason to panic.
+            let _ = writeln!(std::io::stderr(), "gpulse: {e:#}");
             ExitCode::from(1)
         }
     }

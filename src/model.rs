@@ -217,6 +217,11 @@ pub struct GpuProcess {
     /// Host processes started by this one (DataLoader workers are children of the training process).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<HostProcess>,
+    /// When the process (at its PID here) started, in clock ticks after boot: with the PID it
+    /// names one process, so a signal is never sent to another that reused the PID. Known only
+    /// for this machine's processes; not written out (it means nothing elsewhere).
+    #[serde(skip)]
+    pub start_ticks: Option<u64>,
 }
 
 /// A host process without a GPU context of its own (e.g. a DataLoader worker).
@@ -234,6 +239,9 @@ pub struct HostProcess {
     pub rss_bytes: Option<u64>,
     #[serde(default)]
     pub command: Option<String>,
+    /// When the process started, in clock ticks after boot (see [`GpuProcess::start_ticks`]).
+    #[serde(skip)]
+    pub start_ticks: Option<u64>,
 }
 
 fn default_true() -> bool {

@@ -1,5 +1,6 @@
 //! Config files through the real binary: every file in tests/invalid_configs/ is refused with a
-//! message naming the key and the value and exit status 2, before anything starts; valid files,
+//! message naming the key and the value (or the TOML parser's report, caret and all) and exit
+//! status 2, before anything starts; valid files,
 //! `config init|check|show|path`, and command line over file over defaults.
 
 mod support;
@@ -59,9 +60,93 @@ fn every_invalid_config_is_refused_with_a_clear_message_and_status_2() {
                 stderr.contains(&expect),
                 "{name} {args:?}: expected {expect:?} in {stderr}"
             );
-            assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
+            // One line, or the TOML parser's report whole: its caret under the fault.
+            let lines: Vec<&str> = stderr.lines().collect();
+            if lines.len() > 1 {
+                assert!(lines[1].starts_with("TOML parse error"), "{name}: {stderr}");
+                assert!(
+                    lines
+                        .iter()
+                        .any(|l| l.trim_start().starts_with("| ") && l.contains('^')),
+                    "{name}: {stderr}"
+                );
+            }
+            assert!(
+                !stderr.chars().any(|c| c.is_control() && c != '\n'),
+                "{name}: the file's bytes are escaped: {stderr:?}"
+            );
         }
     }
+}
+
+#[test]
+fn config_check_of_a_named_file_that_does_not_exist_is_an_error_that_says_so() {
+    let out = gpulse()
+        .args(["--config", "/nonexistent.toml", "config", "check"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("config file '/nonexistent.toml' does not exist"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("defaults apply"), "{stderr}");
+    // The default file may be absent: then the defaults apply.
+    let out = gpulse().args(["config", "check"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the defaults apply"));
+}
+
+#[test]
+fn window_and_retention_follow_one_rule_on_the_command_line_and_in_the_file() {
+    let run = |args: &[&str]| {
+        let out = gpulse().args(args).output().expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for args in [
+        &[
+            "--backend",
+            "sim",
+            "--retention",
+            "1e300",
+            "--window",
+            "1e300",
+            "snapshot",
+        ][..],
+        &["--retention", "7h", "config", "show"][..],
+    ] {
+        let (code, err) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("use 1m to 6h"), "{args:?}: {err}");
+    }
+    let (code, err) = run(&["--window", "2h", "config", "show"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "the chart window (2h) cannot be longer than the history kept (retention 10m)"
+        ),
+        "{err}"
+    );
+    let (code, err) = run(&["--window", "2h", "--retention", "2h", "config", "show"]);
+    assert_eq!(code, Some(0), "{err}");
+    // A duration that would overflow a deadline is refused, not a panic.
+    let (code, err) = run(&[
+        "--backend",
+        "sim",
+        "record",
+        "/nonexistent/x.ndjson",
+        "--duration",
+        "1e300",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("longer than a year") && !err.contains("panicked"),
+        "{err}"
+    );
 }
 
 #[test]

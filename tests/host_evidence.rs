@@ -16,6 +16,7 @@ fn worker(pid: u32, ppid: u32, cpu: f64, state: char) -> HostProcess {
         state: Some(state),
         rss_bytes: Some(1 << 30),
         command: Some("python train.py".into()),
+        start_ticks: None,
     }
 }
 

@@ -14,6 +14,7 @@ fn child(pid: u32, ppid: u32, cpu: f64, state: char, cmd: &str) -> HostProcess {
         state: Some(state),
         rss_bytes: Some(1 << 20),
         command: Some(cmd.into()),
+        start_ticks: None,
     }
 }
 
@@ -123,10 +124,10 @@ fn unresolved_processes_are_labelled_and_not_signallable() {
     let all = process_rows(ps.iter().map(|(g, p)| (*g, p)), &ProcessView::default());
     let hidden = all.iter().find(|r| r.pid == 4321).expect("kept");
     assert_eq!(hidden.command, "pid 4321 (not visible here)");
-    assert_eq!(hidden.signal_pid, None);
+    assert_eq!(hidden.signal_target, None);
     assert_eq!(hidden.user, None);
     let seen = all.iter().find(|r| r.pid == 100).expect("row");
-    assert_eq!(seen.signal_pid, Some(100));
+    assert_eq!(seen.signal_target.map(|t| t.pid), Some(100));
 }
 
 #[test]

@@ -3,7 +3,8 @@
 mod support;
 
 use clap::Parser;
-use support::api::{Cli, Settings, SignalError, Signaller};
+use std::path::Path;
+use support::api::{Cli, ProcessIdentity, Settings, SignalError, Signaller};
 
 fn settings(args: &[&str]) -> Settings {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -21,7 +22,8 @@ fn readonly_turns_signals_off() {
     assert!(ro.readonly);
     let s = Signaller::new("nvml", ro.readonly);
     assert!(!s.enabled());
-    assert_eq!(s.can_signal(std::process::id()), Err(SignalError::ReadOnly));
+    let me = ProcessIdentity::current(Path::new("/proc"), std::process::id()).expect("own stat");
+    assert_eq!(s.can_signal(me), Err(SignalError::ReadOnly));
     // Global: also accepted after the subcommand.
     assert!(settings(&["demo", "--readonly"]).readonly);
     assert!(!settings(&["demo"]).readonly);

@@ -3,11 +3,12 @@
 mod support;
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use support::api::{
-    signal_target, GpuProcess, GpuReading, HostProbe, Sample, Signal, SignalError, Signaller,
-    TREE_INTERVAL_S,
+    signal_target, GpuProcess, GpuReading, HostProbe, ProcessIdentity, Sample, Signal, SignalError,
+    Signaller, TREE_INTERVAL_S,
 };
 
 /// A process group the test started; killed and reaped on drop, whatever the test did.
@@ -134,16 +135,94 @@ fn term_reaches_a_child_the_test_owns() {
             .expect("spawn sleep"),
     );
     let pid = child.0.id();
+    let target = identity(pid);
     let signaller = Signaller::new("nvml", false);
-    assert_eq!(signaller.can_signal(pid), Ok(()));
-    signaller.send(pid, Signal::Term).expect("TERM delivered");
+    assert_eq!(signaller.can_signal(target), Ok(()));
+    signaller
+        .send(target, Signal::Term)
+        .expect("TERM delivered");
     let status = child.0.wait().expect("reaped");
     assert_eq!(status.signal(), Some(libc::SIGTERM));
     // Reaped: the PID is gone (until reused, which a fresh PID is not within this test).
     assert_eq!(
-        signaller.can_signal(pid),
+        signaller.can_signal(target),
         Err(SignalError::NoSuchProcess { pid })
     );
+    assert_eq!(
+        signaller.send(target, Signal::Kill),
+        Err(SignalError::NoSuchProcess { pid })
+    );
+}
+
+/// The process at `pid` now, as the process table would have chosen it.
+fn identity(pid: u32) -> ProcessIdentity {
+    ProcessIdentity::current(Path::new("/proc"), pid).expect("the child's stat")
+}
+
+#[test]
+fn a_process_that_took_the_chosen_pid_is_never_signalled() {
+    // The process the user chose ran at this PID and ended; `sleep` now holds the PID. Which one
+    // holds a PID is told by its start time: the chosen one started earlier.
+    let mut child = Group(
+        Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep"),
+    );
+    let pid = child.0.id();
+    let holder = identity(pid);
+    let chosen = ProcessIdentity {
+        pid,
+        start_ticks: holder.start_ticks.map(|t| t - 1),
+    };
+    let signaller = Signaller::new("nvml", false);
+    assert_eq!(
+        signaller.can_signal(chosen),
+        Err(SignalError::Replaced { pid })
+    );
+    for signal in [Signal::Term, Signal::Kill] {
+        let err = signaller.send(chosen, signal).expect_err("refused");
+        assert_eq!(err, SignalError::Replaced { pid });
+        assert!(err.to_string().contains("nothing was sent"), "{err}");
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(child.0.try_wait().expect("poll"), None, "still running");
+    // A process whose start time is not known is not signalled either.
+    let unknown = ProcessIdentity {
+        pid,
+        start_ticks: None,
+    };
+    assert_eq!(
+        signaller.send(unknown, Signal::Kill),
+        Err(SignalError::Unconfirmed { pid })
+    );
+    assert_eq!(child.0.try_wait().expect("poll"), None, "still running");
+    // The holder itself, chosen by its own identity, is signalled.
+    signaller
+        .send(holder, Signal::Kill)
+        .expect("KILL delivered");
+    let status = child.0.wait().expect("reaped");
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
+}
+
+#[test]
+fn the_probe_gives_each_process_the_start_time_its_signal_is_checked_against() {
+    let tree = spawn_tree();
+    let pid = tree.0.id();
+    let mut probe = HostProbe::new();
+    let mut s = sample_for(pid);
+    probe.fill_at(&mut s, 10.0);
+    let p = &s.gpus[0].processes[0];
+    assert_eq!(signal_target(p), Ok(identity(pid)));
+    for c in &p.children {
+        assert_eq!(
+            c.start_ticks,
+            identity(c.pid).start_ticks,
+            "child {}",
+            c.pid
+        );
+    }
 }
 
 #[test]
@@ -162,10 +241,11 @@ fn kill_stops_a_process_that_ignores_term() {
     let mut buf = [0u8; 6];
     std::io::Read::read_exact(&mut out, &mut buf).expect("ready");
     let signaller = Signaller::new("nvml", false);
-    signaller.send(pid, Signal::Term).expect("TERM sent");
+    let target = identity(pid);
+    signaller.send(target, Signal::Term).expect("TERM sent");
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(child.0.try_wait().expect("poll"), None, "TERM is ignored");
-    signaller.send(pid, Signal::Kill).expect("KILL sent");
+    signaller.send(target, Signal::Kill).expect("KILL sent");
     let status = child.0.wait().expect("reaped");
     assert_eq!(status.signal(), Some(libc::SIGKILL));
 }
@@ -190,7 +270,7 @@ fn unresolved_and_simulated_processes_are_not_signalled() {
     );
     let pid = child.0.id();
     let err = Signaller::new("sim", false)
-        .send(pid, Signal::Kill)
+        .send(identity(pid), Signal::Kill)
         .expect_err("refused");
     assert!(err.to_string().contains("sim backend"), "{err}");
     // Still alive after the refusal.

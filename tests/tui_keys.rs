@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use support::api::{
-    map_key, Action, App, DialogStage, Focus, Scenario, Signal, SignalError, SignalSender,
-    Signaller, SimRun, SortKey,
+    map_key, Action, App, DialogStage, Focus, ProcessIdentity, Scenario, Signal, SignalError,
+    SignalSender, Signaller, SimRun, SortKey,
 };
 
 fn key(c: KeyCode) -> KeyEvent {
@@ -131,7 +131,8 @@ struct FakeSender {
 }
 
 impl SignalSender for FakeSender {
-    fn can_signal(&self, pid: u32) -> Result<(), SignalError> {
+    fn can_signal(&self, target: ProcessIdentity) -> Result<(), SignalError> {
+        let pid = target.pid;
         match self.refuse {
             Some(p) if p == pid => Err(SignalError::NotPermitted {
                 pid,
@@ -141,9 +142,9 @@ impl SignalSender for FakeSender {
             _ => Ok(()),
         }
     }
-    fn send(&self, pid: u32, signal: Signal) -> Result<(), SignalError> {
-        self.can_signal(pid)?;
-        self.sent.lock().expect("lock").push((pid, signal));
+    fn send(&self, target: ProcessIdentity, signal: Signal) -> Result<(), SignalError> {
+        self.can_signal(target)?;
+        self.sent.lock().expect("lock").push((target.pid, signal));
         Ok(())
     }
 }

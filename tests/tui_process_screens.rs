@@ -6,8 +6,8 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use support::api::{
-    Action, App, Focus, HostDetail, HostReading, Scenario, Signal, SignalError, SignalSender,
-    Signaller, SimRun, SortKey,
+    Action, App, Focus, HostDetail, HostReading, ProcessIdentity, Scenario, Signal, SignalError,
+    SignalSender, Signaller, SimRun, SortKey,
 };
 use support::screen::screen;
 
@@ -110,11 +110,11 @@ fn sorted_by_cpu_ascending_and_filtered() {
 #[derive(Debug, Default)]
 struct Allow(Mutex<Vec<(u32, Signal)>>);
 impl SignalSender for Allow {
-    fn can_signal(&self, _pid: u32) -> Result<(), SignalError> {
+    fn can_signal(&self, _target: ProcessIdentity) -> Result<(), SignalError> {
         Ok(())
     }
-    fn send(&self, pid: u32, signal: Signal) -> Result<(), SignalError> {
-        self.0.lock().expect("lock").push((pid, signal));
+    fn send(&self, target: ProcessIdentity, signal: Signal) -> Result<(), SignalError> {
+        self.0.lock().expect("lock").push((target.pid, signal));
         Ok(())
     }
 }

@@ -65,6 +65,36 @@ pub trait SampleSource {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+    /// For a source read from a file: its data lines read so far and those skipped as unreadable.
+    fn line_counts(&self) -> Option<LineCounts> {
+        None
+    }
+}
+
+/// Data lines of a file read so far: how many were read, how many skipped as unreadable, and the
+/// first skipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    pub read: u64,
+    pub skipped: u64,
+    pub first_skipped: Option<u64>,
+}
+
+impl LineCounts {
+    /// More lines skipped than read: what was read is more likely chance than data.
+    pub fn mostly_unreadable(&self) -> bool {
+        self.skipped > self.read
+    }
+
+    /// The share of data lines read, percent.
+    pub fn read_percent(&self) -> f64 {
+        let total = self.read + self.skipped;
+        if total == 0 {
+            100.0
+        } else {
+            self.read as f64 * 100.0 / total as f64
+        }
+    }
 }
 
 /// Which backend to use.
@@ -94,7 +124,8 @@ impl fmt::Display for BackendKind {
     }
 }
 
-/// No GPU backend could be opened: says what was tried and what to do.
+/// No GPU backend could be opened: says what was tried (the command that failed adds what to do
+/// instead).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct NoGpuError {
@@ -116,9 +147,6 @@ pub fn open(kind: BackendKind, sim: &sim::SimConfig) -> Result<Box<dyn Backend>,
     open_with(kind, sim, rocm::RocmOptions::default())
 }
 
-const DEMO_HINT: &str =
-    "To see the dashboard on simulated GPUs, run `gpulse demo` (or `gpulse --backend sim`).";
-
 /// [`open`] with the AMD backend's sysfs root and `PATH` given (tests point them at fixtures).
 pub fn open_with(
     kind: BackendKind,
@@ -131,7 +159,7 @@ pub fn open_with(
             Ok(b) => Ok(Box::new(b)),
             Err(e) => Err(NoGpuError {
                 message: format!(
-                    "gpulse: no NVIDIA GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {e}\n{DEMO_HINT}"
+                    "gpulse: no NVIDIA GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {e}"
                 ),
             }),
         },
@@ -139,7 +167,7 @@ pub fn open_with(
             Ok(b) => Ok(Box::new(b)),
             Err(e) => Err(NoGpuError {
                 message: format!(
-                    "gpulse: no AMD GPU could be opened.\n{}\n{DEMO_HINT}",
+                    "gpulse: no AMD GPU could be opened.\n{}",
                     e.tried_lines()
                 ),
             }),
@@ -156,7 +184,7 @@ pub fn open_with(
             };
             Err(NoGpuError {
                 message: format!(
-                    "gpulse: no GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {nvml_err}\n{}\n{DEMO_HINT}",
+                    "gpulse: no GPU could be opened.\n  tried: NVML (libnvidia-ml.so.1)\n  failed: {nvml_err}\n{}",
                     amd_err.tried_lines()
                 ),
             })

@@ -360,6 +360,7 @@ impl SimDevice {
                 }),
                 rss_bytes: Some(rss),
                 command: Some(command.to_string()),
+                start_ticks: None,
             })
             .collect()
     }
@@ -466,6 +467,7 @@ impl SimDevice {
                 resolved: true,
                 local_pid: None,
                 namespace_pid: None,
+                start_ticks: None,
             }]
         };
 

@@ -12,27 +12,31 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use super::SampleSource;
+use super::{LineCounts, SampleSource};
 use crate::model::{throttle, DeviceInfo, GpuReading, Sample, SystemInfo, UnixTime, UtilWindow};
+use crate::printable;
 
 /// The backend name of a system read from an nvidia-smi log (`SystemInfo::backend`).
 pub const BACKEND: &str = "nvidia-smi-csv";
 
 /// Rows of one GPU closer than this re-read the same driver window (no new window).
 pub const MIN_WINDOW_S: f64 = 0.15;
+/// The longest line read. An nvidia-smi row is well under a kilobyte; a longer line is not a
+/// log's, and a file without line breaks (`/dev/zero`) would otherwise be read whole into memory.
+pub const MAX_LINE_BYTES: u64 = 64 * 1024;
 const MIB: f64 = 1048576.0;
 
 /// Why a CSV log cannot be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum SmiCsvError {
-    #[error("cannot read '{path}': {source}")]
+    #[error("cannot read '{}': {cause}", printable::path(.path))]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("'{path}' is empty: expected an nvidia-smi CSV log (nvidia-smi --query-gpu=timestamp,utilization.gpu,... --format=csv -lms 250)")]
+    #[error("'{}' is empty: expected an nvidia-smi CSV log (nvidia-smi --query-gpu=timestamp,utilization.gpu,... --format=csv -lms 250)", printable::path(.path))]
     Empty { path: PathBuf },
-    #[error("'{path}' is not a recognised format: {why}")]
+    #[error("'{}' is not a recognised format: {why}", printable::path(.path))]
     Unrecognised { path: PathBuf, why: String },
 }
 
@@ -220,6 +224,21 @@ impl LocalClock {
     }
 }
 
+/// What one bounded read found.
+enum RawLine {
+    Line,
+    End,
+    /// [`MAX_LINE_BYTES`] without a line break.
+    TooLong,
+}
+
+fn too_long(line: usize) -> std::io::Error {
+    std::io::Error::other(format!(
+        "line {line} is longer than {} KiB without a line break; an nvidia-smi log's lines are far shorter",
+        MAX_LINE_BYTES / 1024
+    ))
+}
+
 /// Where and when one parsed row belongs (its readings are parsed in place into the sample).
 struct RowMeta {
     t: UnixTime,
@@ -259,9 +278,16 @@ pub struct SmiCsvSource {
     metas: Vec<RowMeta>,
     line_no: usize,
     raw: Vec<u8>,
+    /// Data rows read.
+    rows: usize,
     bad_lines: usize,
     first_bad: Option<usize>,
     unknown_gpus: usize,
+    /// Why reading stopped before the end of the file, if it did.
+    stopped: Option<String>,
+    /// Time of the last sample given out, and samples skipped for not being after it.
+    last_t: Option<UnixTime>,
+    out_of_order: usize,
     done: bool,
 }
 
@@ -350,9 +376,9 @@ fn cell_general(v: &str) -> Result<Option<f64>, ()> {
 impl SmiCsvSource {
     /// Open a log file. `fields` names the columns of a headerless log.
     pub fn open(path: &Path, fields: Option<&[String]>) -> Result<Self, SmiCsvError> {
-        let file = std::fs::File::open(path).map_err(|source| SmiCsvError::Read {
+        let file = std::fs::File::open(path).map_err(|cause| SmiCsvError::Read {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         let reader = std::io::BufReader::with_capacity(1 << 16, file);
         Self::from_reader(path, Box::new(reader), fields)
@@ -369,7 +395,7 @@ impl SmiCsvSource {
             why,
         };
         let mut src = SmiCsvSource {
-            name: path.display().to_string(),
+            name: printable::path(path),
             reader,
             fields: Vec::new(),
             has_index: false,
@@ -389,20 +415,25 @@ impl SmiCsvSource {
             metas: Vec::new(),
             line_no: 0,
             raw: Vec::new(),
+            rows: 0,
             bad_lines: 0,
             first_bad: None,
             unknown_gpus: 0,
+            stopped: None,
+            last_t: None,
+            out_of_order: 0,
             done: false,
         };
         // The first non-empty line: the header, or (headerless) the first row.
         let mut first_line = None;
+        let mut first_shown = String::new();
         let mut header = None;
         loop {
             match src.read_line() {
-                Err(source) => {
+                Err(cause) => {
                     return Err(SmiCsvError::Read {
                         path: path.to_path_buf(),
-                        source,
+                        cause,
                     })
                 }
                 Ok(None) => break,
@@ -415,6 +446,7 @@ impl SmiCsvSource {
                     if cols.contains(&Field::Timestamp) {
                         header = Some(cols);
                     } else {
+                        first_shown = printable::bytes(src.raw.trim_ascii(), 60);
                         first_line = Some(line);
                     }
                     break;
@@ -430,9 +462,8 @@ impl SmiCsvSource {
             (Some(f), _) => f.iter().map(|c| field_of(c)).collect(),
             (None, Some(h)) => h,
             (None, None) => {
-                let shown: String = first_line.unwrap_or_default().chars().take(60).collect();
                 return Err(unrecognised(format!(
-                    "first line '{shown}' is not a header; {HEADERLESS}"
+                    "first line '{first_shown}' is not a header; {HEADERLESS}"
                 )));
             }
         };
@@ -452,6 +483,7 @@ impl SmiCsvSource {
             let mut info = DeviceInfo::default();
             match src.parse_row(&line, &mut reading, Some(&mut info)) {
                 Some(meta) => {
+                    src.rows += 1;
                     src.pending = Some(Pending {
                         meta,
                         reading,
@@ -487,15 +519,36 @@ impl SmiCsvSource {
         self.first_bad.get_or_insert(line);
     }
 
-    /// The next line, without its end; `None` at the end of the input.
+    /// The next line, without its end; `None` at the end of the input. A line longer than
+    /// [`MAX_LINE_BYTES`] is an error.
     fn read_line(&mut self) -> std::io::Result<Option<String>> {
-        self.raw.clear();
-        let n = self.reader.read_until(b'\n', &mut self.raw)?;
+        let mut raw = std::mem::take(&mut self.raw);
+        let read = self.read_raw(&mut raw);
+        self.raw = raw;
+        match read? {
+            RawLine::End => Ok(None),
+            RawLine::Line => Ok(Some(String::from_utf8_lossy(&self.raw).into_owned())),
+            RawLine::TooLong => Err(too_long(self.line_no)),
+        }
+    }
+
+    /// Read the next line into `raw` (cleared first), at most [`MAX_LINE_BYTES`] of it.
+    fn read_raw(&mut self, raw: &mut Vec<u8>) -> std::io::Result<RawLine> {
+        use std::io::Read;
+        raw.clear();
+        let n = self
+            .reader
+            .by_ref()
+            .take(MAX_LINE_BYTES)
+            .read_until(b'\n', raw)?;
         if n == 0 {
-            return Ok(None);
+            return Ok(RawLine::End);
         }
         self.line_no += 1;
-        Ok(Some(String::from_utf8_lossy(&self.raw).into_owned()))
+        if n as u64 == MAX_LINE_BYTES && raw.last() != Some(&b'\n') {
+            return Ok(RawLine::TooLong);
+        }
+        Ok(RawLine::Line)
     }
 
     /// The GPU index of a row: its `index`, else the identity's first-seen order, else its position.
@@ -625,13 +678,16 @@ impl SmiCsvSource {
         let mut raw = std::mem::take(&mut self.raw);
         let mut found = None;
         while !self.done {
-            raw.clear();
-            match self.reader.read_until(b'\n', &mut raw) {
-                Ok(0) | Err(_) => {
-                    self.done = true;
-                    break;
-                }
-                Ok(_) => self.line_no += 1,
+            let stop = match self.read_raw(&mut raw) {
+                Ok(RawLine::Line) => None,
+                Ok(RawLine::End) => Some(None),
+                Ok(RawLine::TooLong) => Some(Some(too_long(self.line_no).to_string())),
+                Err(e) => Some(Some(format!("line {}: {e}", self.line_no + 1))),
+            };
+            if let Some(why) = stop {
+                self.done = true;
+                self.stopped = why;
+                break;
             }
             let n = self.line_no;
             let Ok(line) = std::str::from_utf8(&raw) else {
@@ -645,6 +701,7 @@ impl SmiCsvSource {
             }
             match self.parse_row(line, out, info.as_deref_mut()) {
                 Some(meta) => {
+                    self.rows += 1;
                     found = Some(meta);
                     break;
                 }
@@ -752,14 +809,26 @@ impl SampleSource for SmiCsvSource {
     }
 
     fn next_sample(&mut self) -> Option<Sample> {
-        let rows = match self.first.take() {
-            Some(rows) => rows,
-            None => self.next_group(None),
-        };
-        if rows.is_empty() {
-            return None;
+        loop {
+            let rows = match self.first.take() {
+                Some(rows) => rows,
+                None => self.next_group(None),
+            };
+            if rows.is_empty() {
+                return None;
+            }
+            // Time runs forward: a sample not after the one before (a clock set back, logs
+            // concatenated out of order) is skipped, as a recording's reader does.
+            let t = self.metas.first().map(|m| m.t);
+            if let (Some(t), Some(last)) = (t, self.last_t) {
+                if t <= last {
+                    self.out_of_order += 1;
+                    continue;
+                }
+            }
+            self.last_t = t;
+            return Some(self.build(rows));
         }
-        Some(self.build(rows))
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -772,6 +841,18 @@ impl SampleSource for SmiCsvSource {
                 self.first_bad.unwrap_or(0)
             ));
         }
+        if let Some(why) = &self.stopped {
+            w.push(format!(
+                "{}: reading stopped early: {why}; what came before is analysed",
+                self.name
+            ));
+        }
+        if self.out_of_order > 0 {
+            w.push(format!(
+                "{}: skipped {} sample(s) whose time was not after the previous sample's",
+                self.name, self.out_of_order
+            ));
+        }
         if self.unknown_gpus > 0 {
             w.push(format!(
                 "{}: {} reading(s) of GPUs absent from the first sample were ignored",
@@ -780,11 +861,65 @@ impl SampleSource for SmiCsvSource {
         }
         w
     }
+
+    fn line_counts(&self) -> Option<LineCounts> {
+        Some(LineCounts {
+            read: self.rows as u64,
+            skipped: self.bad_lines as u64,
+            first_skipped: self.first_bad.map(|l| l as u64),
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn source(text: &[u8]) -> Result<SmiCsvSource, SmiCsvError> {
+        let reader = std::io::Cursor::new(text.to_vec());
+        SmiCsvSource::from_reader(Path::new("log.csv"), Box::new(reader), None)
+    }
+
+    #[test]
+    fn a_first_line_that_is_not_a_header_is_quoted_with_its_bytes_escaped() {
+        let e = source(b"\x7fELF\x02\x01\0\0\r\x1b[2J\xff rest\n")
+            .expect_err("not a log")
+            .to_string();
+        assert!(
+            e.contains("first line '\\x7fELF\\x02\\x01\\0\\0\\r\\x1b[2J\\xff rest'"),
+            "{e}"
+        );
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+    }
+
+    #[test]
+    fn read_and_skipped_lines_are_counted_and_time_only_runs_forward() {
+        let mut text = String::from("timestamp, index, utilization.gpu [%]\n");
+        for (sec, util) in [(10, 50), (11, 60), (9, 70), (11, 80), (12, 90)] {
+            text.push_str(&format!("2026/12/02 13:28:{sec:02}.000, 0, {util} %\n"));
+        }
+        text.push_str("garbage\n,,,\n");
+        let mut src = source(text.as_bytes()).expect("a log");
+        let utils: Vec<Option<f64>> = std::iter::from_fn(|| src.next_sample())
+            .map(|s| s.gpus[0].metrics.util_gpu)
+            .collect();
+        assert_eq!(utils, vec![Some(50.0), Some(60.0), Some(90.0)]);
+        let counts = src.line_counts().expect("counts");
+        assert_eq!(
+            counts,
+            LineCounts {
+                read: 5,
+                skipped: 2,
+                first_skipped: Some(7)
+            }
+        );
+        assert!(!counts.mostly_unreadable());
+        let w = src.warnings().join("\n");
+        assert!(
+            w.contains("skipped 2 sample(s) whose time was not after"),
+            "{w}"
+        );
+    }
 
     #[test]
     fn cells_read_without_the_float_parser_equal_the_parser_bit_for_bit() {

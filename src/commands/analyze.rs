@@ -3,9 +3,10 @@
 
 use std::process::ExitCode;
 
-use super::{or_exit, settings, CommandResult};
+use super::{or_exit, say, settings, write_stdout, CommandResult};
 use crate::analyze::{analyze_path, render_text};
 use crate::cli::{AnalyzeArgs, GlobalArgs};
+use crate::printable;
 
 /// Every file in turn; a file that cannot be read is reported and the rest still run. Exit status
 /// 1 when any file failed.
@@ -18,25 +19,30 @@ pub fn run(global: &GlobalArgs, args: &AnalyzeArgs) -> CommandResult {
             Ok(mut report) => {
                 report.price(&settings.prices);
                 for w in &report.warnings {
-                    eprintln!("gpulse: warning: {w}");
+                    say!("gpulse: warning: {w}");
                 }
-                if args.json {
+                let text = if args.json {
                     match serde_json::to_string(&report) {
-                        Ok(s) => println!("{s}"),
+                        Ok(s) => s + "\n",
                         Err(e) => {
-                            eprintln!(
+                            say!(
                                 "gpulse: cannot write the report of '{}': {e}",
-                                path.display()
+                                printable::path(path)
                             );
                             failed = true;
+                            continue;
                         }
                     }
                 } else {
-                    print!("{}", render_text(&report));
+                    render_text(&report)
+                };
+                if !write_stdout(text)? {
+                    // The reader has gone: nobody reads the rest.
+                    break;
                 }
             }
             Err(e) => {
-                eprintln!("gpulse: {e}");
+                say!("gpulse: {e}");
                 failed = true;
             }
         }

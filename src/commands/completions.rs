@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::CommandFactory;
 
-use super::CommandResult;
+use super::{write_stdout, CommandResult};
 use crate::cli::{Cli, CompletionShell};
 
 /// Print a completion script for `shell`.
@@ -15,12 +15,17 @@ pub fn completions(shell: CompletionShell) -> CommandResult {
         CompletionShell::Zsh => clap_complete::Shell::Zsh,
         CompletionShell::Fish => clap_complete::Shell::Fish,
     };
-    clap_complete::generate(shell, &mut Cli::command(), "gpulse", &mut std::io::stdout());
+    // Rendered whole first: the generator panics on a failed write (a reader that has gone).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "gpulse", &mut script);
+    write_stdout(script)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Print the manual page (roff).
 pub fn man() -> CommandResult {
-    clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+    write_stdout(page)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,26 +4,27 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::{CommandResult, USAGE_ERROR};
+use super::{say, write_stdout, CommandResult, USAGE_ERROR};
 use crate::cli::{ConfigAction, GlobalArgs};
 use crate::config::template::{default_file_text, effective_file};
 use crate::config::{chosen_path, load_file, Settings};
+use crate::printable;
 
 fn init(path: &Path, force: bool) -> CommandResult {
     if path.exists() && !force {
-        eprintln!(
+        say!(
             "gpulse: '{}' already exists; use `gpulse config init --force` to overwrite it",
-            path.display()
+            printable::path(path)
         );
         return Ok(ExitCode::from(USAGE_ERROR));
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
-            .map_err(|e| anyhow::anyhow!("cannot create '{}': {e}", dir.display()))?;
+            .map_err(|e| anyhow::anyhow!("cannot create '{}': {e}", printable::path(dir)))?;
     }
     std::fs::write(path, default_file_text())
-        .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", path.display()))?;
-    println!("{}", path.display());
+        .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", printable::path(path)))?;
+    write_stdout(format!("{}\n", printable::path(path)))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -31,48 +32,45 @@ fn init(path: &Path, force: bool) -> CommandResult {
 pub fn run(global: &GlobalArgs, action: ConfigAction) -> CommandResult {
     let overrides = global.overrides();
     let Some(path) = chosen_path(&overrides) else {
-        eprintln!("gpulse: no config directory is known on this system; pass --config PATH");
+        say!("gpulse: no config directory is known on this system; pass --config PATH");
         return Ok(ExitCode::from(USAGE_ERROR));
     };
     match action {
         ConfigAction::Path => {
-            println!("{}", path.display());
+            write_stdout(format!("{}\n", printable::path(&path)))?;
             if !path.exists() {
-                eprintln!("(does not exist; `gpulse config init` creates it)");
+                say!("(does not exist; `gpulse config init` creates it)");
             }
             Ok(ExitCode::SUCCESS)
         }
         ConfigAction::Init { force } => init(&path, force),
         ConfigAction::Check => {
-            if !path.exists() {
-                eprintln!(
-                    "gpulse: '{}' does not exist; the defaults apply (`gpulse config init` writes a file to edit)",
-                    path.display()
+            // A file named with --config must exist; the default one may be absent.
+            if global.config.is_none() && !path.exists() {
+                say!(
+                    "gpulse: no config file at '{}'; the defaults apply (`gpulse config init` writes a file to edit)",
+                    printable::path(&path)
                 );
-                return Ok(if global.config.is_some() {
-                    ExitCode::from(USAGE_ERROR)
-                } else {
-                    ExitCode::SUCCESS
-                });
+                return Ok(ExitCode::SUCCESS);
             }
             match load_file(&path) {
                 Ok(_) => {
-                    println!("{}: ok", path.display());
+                    write_stdout(format!("{}: ok\n", printable::path(&path)))?;
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => {
-                    eprintln!("gpulse: {e}");
+                    say!("gpulse: {e}");
                     Ok(ExitCode::from(USAGE_ERROR))
                 }
             }
         }
         ConfigAction::Show => match Settings::resolve(&overrides, false) {
             Ok(s) => {
-                print!("{}", toml::to_string(&effective_file(&s))?);
+                write_stdout(toml::to_string(&effective_file(&s))?)?;
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => {
-                eprintln!("gpulse: {e}");
+                say!("gpulse: {e}");
                 Ok(ExitCode::from(USAGE_ERROR))
             }
         },

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{or_exit, settings, CommandResult};
+use super::{or_exit, say, settings, write_stdout, CommandResult};
 use crate::backend::BackendKind;
 use crate::cli::{DoctorArgs, GlobalArgs};
 use crate::doctor::{self, env::DoctorEnv, facts, nvml_facts::NvmlFacts, DoctorOptions};
@@ -21,13 +21,14 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> CommandResult {
         probe_timeout: Duration::from_secs_f64(args.probe_timeout),
     };
     if let Some(s) = args.under_load {
-        eprintln!("gpulse doctor: sampling the GPUs for {s:.0} s while your job runs...");
+        say!("gpulse doctor: sampling the GPUs for {s:.0} s while your job runs...");
     }
     let report = doctor::run(facts.as_mut(), &env, &opts);
-    if args.json {
-        println!("{}", report.to_json());
+    let text = if args.json {
+        format!("{}\n", report.to_json())
     } else {
-        print!("{}", report.to_text());
-    }
+        report.to_text()
+    };
+    write_stdout(text)?;
     Ok(ExitCode::from(report.exit_code()))
 }

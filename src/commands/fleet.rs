@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{or_exit, settings, CommandResult};
+use super::{or_exit, say, settings, CommandResult};
 use crate::cli::{FleetArgs, GlobalArgs};
 use crate::fleet::{self, FleetOptions, PromClient};
 
@@ -29,14 +29,16 @@ pub fn run(global: &GlobalArgs, args: &FleetArgs) -> CommandResult {
             &mut fleet::DetectorCache::default(),
         )?;
         for p in &r.problems {
-            eprintln!("gpulse: {p}");
+            say!("gpulse: {p}");
         }
-        println!(
-            "{}",
-            fleet::json::to_json(&r.fleet, &client.url(), &r.problems)?
-        );
+        let doc = fleet::json::to_json(&r.fleet, &client.url(), &r.problems)?;
+        super::write_stdout(format!("{doc}\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
+    or_exit!(super::require_terminal(
+        "the fleet screen",
+        "`gpulse fleet --json` for the fleet once as JSON"
+    ));
     crate::tui::fleet::run(client, opts, &settings)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,7 @@ pub mod config;
 pub mod dashboard;
 pub mod doctor;
 pub mod fleet;
+pub mod logging;
 pub mod record;
 pub mod replay;
 pub mod serve;
@@ -41,20 +42,50 @@ pub type CommandResult = anyhow::Result<ExitCode>;
 /// [`USAGE_ERROR`]. `demo` forces the simulated backend.
 pub fn settings(global: &GlobalArgs, demo: bool) -> Result<Settings, ExitCode> {
     Settings::resolve(&global.overrides(), demo).map_err(|e| {
-        eprintln!("gpulse: {e}");
+        say!("gpulse: {e}");
         ExitCode::from(USAGE_ERROR)
     })
 }
 
-/// Open the configured backend and start sampling it; no GPU is printed (it says what was tried
-/// and what to do) and becomes [`USAGE_ERROR`].
-pub fn start_live(settings: &Settings) -> Result<Live, ExitCode> {
+/// Open the configured backend and start sampling it for `command` (`None`: the dashboard); no
+/// GPU is printed (what was tried, and how to run that command without a GPU) and becomes
+/// [`USAGE_ERROR`].
+pub fn start_live(settings: &Settings, command: Option<&str>) -> Result<Live, ExitCode> {
     let backend = backend::open(settings.backend, &settings.sim).map_err(|e| {
-        eprintln!("{e}");
+        say!("{e}\n{}", no_gpu_hint(command));
         ExitCode::from(USAGE_ERROR)
     })?;
     let host = HostProbe::for_backend(&backend.system().backend);
     Ok(Live::start(backend, settings.engine.clone(), host))
+}
+
+/// Headless commands, for a machine reached without a terminal.
+pub const HEADLESS_COMMANDS: &str =
+    "`gpulse snapshot`, `gpulse stream`, `gpulse record FILE`, `gpulse serve` or `gpulse analyze FILE`";
+
+/// A screen (`what`: "the dashboard", ...) needs a terminal; without one, say so and what to run
+/// instead, before anything is drawn: [`USAGE_ERROR`].
+pub fn require_terminal(what: &str, instead: &str) -> Result<(), ExitCode> {
+    match crate::tui::term::missing_terminal() {
+        None => Ok(()),
+        Some(why) => {
+            say!(
+                "gpulse: {what} needs a terminal, and {why} (over ssh, run `ssh -t`). Without a terminal, use {instead}."
+            );
+            Err(ExitCode::from(USAGE_ERROR))
+        }
+    }
+}
+
+/// What to run instead when no GPU answers: the dashboard has `demo`; a headless command runs
+/// on simulated GPUs with `--backend sim`.
+pub fn no_gpu_hint(command: Option<&str>) -> String {
+    match command {
+        None => "To see the dashboard on simulated GPUs, run `gpulse demo` (or `gpulse --backend sim`).".into(),
+        Some(c) => format!(
+            "To run `gpulse {c}` on simulated GPUs, add `--backend sim` (e.g. `gpulse --backend sim {c}`)."
+        ),
+    }
 }
 
 /// `--serve ADDR`: the exporter beside another command, on a thread of its own. A port that
@@ -69,9 +100,21 @@ pub fn serve_beside(
     serve_in_background(addr, snapshots.clone(), settings.show_filter())
         .map(Some)
         .map_err(|e| {
-            eprintln!("gpulse: {e}");
+            say!("gpulse: {e}");
             ExitCode::from(USAGE_ERROR)
         })
+}
+
+/// Write a command's output to stdout and flush it. A reader that has gone (`gpulse man | head`)
+/// is a normal end, not an error: `Ok(false)`, and the command stops quietly.
+pub fn write_stdout(bytes: impl AsRef<[u8]>) -> anyhow::Result<bool> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes.as_ref()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(anyhow::anyhow!("cannot write to standard output: {e}")),
+    }
 }
 
 /// A runtime for the headless commands (the exporter's connections run on its workers).
@@ -107,6 +150,16 @@ pub async fn wait_for_seq(
 pub fn patience(settings: &Settings, ticks: u64) -> Duration {
     Duration::from_secs_f64(10.0 + settings.engine.interval_s * ticks as f64 * 2.0)
 }
+
+/// A message on stderr, like `say!`, except that a stderr nobody reads any more
+/// (`gpulse analyze FILE 2>&1 | head -1`) loses the message instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use say;
 
 /// Unwrap a step that already printed its error and chose an exit status.
 macro_rules! or_exit {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use super::{or_exit, runtime, settings, start_live, CommandResult};
+use super::{or_exit, runtime, say, settings, start_live, CommandResult};
 use crate::cli::GlobalArgs;
 use crate::model::Finding;
 use crate::recording::Recorder;
@@ -21,7 +21,7 @@ pub struct RecordArgs<'a> {
 
 pub fn run(global: &GlobalArgs, args: RecordArgs<'_>) -> CommandResult {
     let settings = or_exit!(settings(global, false));
-    let live = or_exit!(start_live(&settings));
+    let live = or_exit!(start_live(&settings, Some("record")));
     let _serving = or_exit!(super::serve_beside(&settings, &live.snapshots));
     let mut rec = Recorder::create(
         args.path,
@@ -68,7 +68,9 @@ pub fn run(global: &GlobalArgs, args: RecordArgs<'_>) -> CommandResult {
     });
     live.stop();
     let path = rec.finish()?;
-    tracing::info!("recorded {written} tick(s) to '{}'", path.display());
-    eprintln!("gpulse: recorded {written} tick(s) to '{}'", path.display());
+    say!(
+        "gpulse: recorded {written} tick(s) to '{}'",
+        crate::printable::path(&path)
+    );
     result.map(|()| ExitCode::SUCCESS)
 }

@@ -4,16 +4,20 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::{or_exit, serve_beside, settings, CommandResult};
+use super::{or_exit, say, serve_beside, settings, CommandResult};
 use crate::cli::GlobalArgs;
 use crate::pipeline::playback;
 
 pub fn run(global: &GlobalArgs, path: &Path) -> CommandResult {
     let settings = or_exit!(settings(global, false));
     let replay = playback::open(&settings.engine, path)?;
+    or_exit!(super::require_terminal(
+        "replay",
+        "`gpulse analyze FILE` for the findings of a recording as text"
+    ));
     for w in &replay.warnings {
         tracing::warn!("{w}");
-        eprintln!("gpulse: {w}");
+        say!("gpulse: {w}");
     }
     let serving = or_exit!(serve_beside(&settings, &replay.live.snapshots));
     let options = crate::tui::RunOptions {

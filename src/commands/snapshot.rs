@@ -1,10 +1,11 @@
 //! `gpulse snapshot [--json]`: sample for a short warm-up, print one table (or JSON document),
 //! exit.
 
-use std::io::{self, Write};
 use std::process::ExitCode;
 
-use super::{or_exit, patience, runtime, settings, start_live, wait_for_seq, CommandResult};
+use super::{
+    or_exit, patience, runtime, settings, start_live, wait_for_seq, write_stdout, CommandResult,
+};
 use crate::cli::GlobalArgs;
 use crate::output::{json, snapshot_text};
 
@@ -14,7 +15,7 @@ pub const WARMUP_TICKS: u64 = 3;
 
 pub fn run(global: &GlobalArgs, as_json: bool) -> CommandResult {
     let settings = or_exit!(settings(global, false));
-    let live = or_exit!(start_live(&settings));
+    let live = or_exit!(start_live(&settings, Some("snapshot")));
     let _serving = or_exit!(super::serve_beside(&settings, &live.snapshots));
     let rt = runtime()?;
     let mut rx = live.snapshots.clone();
@@ -34,9 +35,6 @@ pub fn run(global: &GlobalArgs, as_json: bool) -> CommandResult {
     } else {
         snapshot_text::render(&s, &show)
     };
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    write_stdout(text)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -10,7 +10,7 @@ use crate::output::stream::write_line;
 
 pub fn run(global: &GlobalArgs, count: Option<u64>) -> CommandResult {
     let settings = or_exit!(settings(global, false));
-    let live = or_exit!(start_live(&settings));
+    let live = or_exit!(start_live(&settings, Some("stream")));
     let _serving = or_exit!(super::serve_beside(&settings, &live.snapshots));
     let rt = runtime()?;
     let show = |i: u32| settings.shows(i);

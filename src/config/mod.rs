@@ -12,13 +12,17 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use values::{format_duration, parse_duration, parse_interval, parse_listen};
+pub use values::{
+    format_duration, parse_duration, parse_interval, parse_listen, parse_retention, parse_window,
+    window_fits,
+};
 
 use crate::backend::sim::{Scenario, SimConfig};
 use crate::backend::BackendKind;
 use crate::detector::DetectorConfig;
 use crate::engine::EngineConfig;
 use crate::ledger::Prices;
+use crate::printable;
 
 /// What the config file may hold. Unknown keys are errors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -96,20 +100,27 @@ pub struct Overrides {
 /// A problem with the config file, naming the file, the key and what is valid.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config file '{path}': {source}")]
+    #[error("config file '{}' does not exist; `gpulse --config {} config init` writes one there, or leave out --config (and GPULSE_CONFIG) to use the defaults", printable::path(.path), printable::path(.path))]
+    Missing { path: PathBuf },
+    #[error("cannot read config file '{}': {cause}", printable::path(.path))]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("invalid config file '{path}': {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("invalid config file '{path}': key '{key}' = '{value}': {valid}")]
+    /// The TOML parser's report, several lines with a caret under the fault.
+    #[error("invalid config file '{}':\n{}", printable::path(.path), printable::lines(.report))]
+    Parse { path: PathBuf, report: String },
+    #[error("invalid config file '{}': key '{key}' = '{}': {valid}", printable::path(.path), printable::text(.value))]
     Value {
         path: PathBuf,
         key: String,
         value: String,
         valid: String,
     },
+    /// Values that are valid alone but not together (from the command line, the file or the
+    /// defaults).
+    #[error("{0}")]
+    Combination(String),
 }
 
 /// Everything the commands need, resolved.
@@ -152,13 +163,18 @@ pub fn chosen_path(args: &Overrides) -> Option<PathBuf> {
 
 /// Read and validate a config file.
 pub fn load_file(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
+    let text = std::fs::read_to_string(path).map_err(|cause| match cause.kind() {
+        std::io::ErrorKind::NotFound => ConfigError::Missing {
+            path: path.to_path_buf(),
+        },
+        _ => ConfigError::Read {
+            path: path.to_path_buf(),
+            cause,
+        },
     })?;
     let file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
         path: path.to_path_buf(),
-        message: e.to_string().trim().replace('\n', " "),
+        report: e.to_string().trim_end().to_string(),
     })?;
     validate(&file, path)?;
     Ok(file)
@@ -175,10 +191,10 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
         parse_interval(v).map_err(|e| bad("interval", v, &e))?;
     }
     if let Some(v) = &file.retention {
-        parse_duration(v).map_err(|e| bad("retention", v, &e))?;
+        parse_retention(v).map_err(|e| bad("retention", v, &e))?;
     }
     if let Some(v) = &file.window {
-        parse_duration(v).map_err(|e| bad("window", v, &e))?;
+        parse_window(v).map_err(|e| bad("window", v, &e))?;
     }
     if let Some(gpus) = &file.gpus {
         let mut seen = std::collections::BTreeSet::new();
@@ -201,14 +217,8 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
         parse_listen(listen).map_err(|e| bad("exporter.listen", listen, &e))?;
     }
     if let (Some(w), Some(r)) = (&file.window, &file.retention) {
-        if let (Ok(w), Ok(r)) = (parse_duration(w), parse_duration(r)) {
-            if w > r {
-                return Err(bad(
-                    "window",
-                    file.window.as_deref().unwrap_or(""),
-                    "the chart window cannot be longer than `retention`; shorten it or keep more history",
-                ));
-            }
+        if let (Ok(wv), Ok(rv)) = (parse_window(w), parse_retention(r)) {
+            window_fits(wv, rv).map_err(|e| bad("window", w, &e))?;
         }
     }
     if let Some(prices) = &file.ledger {
@@ -253,6 +263,16 @@ fn validate_prices(p: &Prices) -> Result<(), (&'static str, String, &'static str
     Ok(())
 }
 
+/// Where a setting came from, for a message: the command line's `option`, the file's `key`, or
+/// the default.
+fn origin(cli: Option<f64>, file: Option<f64>, option: &str, key: &str) -> String {
+    match (cli, file) {
+        (Some(_), _) => option.to_string(),
+        (None, Some(_)) => format!("'{key}' in the config file"),
+        (None, None) => "the default".to_string(),
+    }
+}
+
 impl Settings {
     /// Whether GPU `index` is among those shown (`gpus` in the config file).
     pub fn shows(&self, index: u32) -> bool {
@@ -283,16 +303,17 @@ impl Settings {
             .interval
             .or_else(|| from_file(&file.interval, parse_interval))
             .unwrap_or(0.25);
-        let retention = args
-            .retention
-            .or_else(|| from_file(&file.retention, parse_duration))
-            .unwrap_or(600.0)
-            .max(interval * 4.0);
-        let window = args
-            .window
-            .or_else(|| from_file(&file.window, parse_duration))
-            .unwrap_or(60.0)
-            .min(retention);
+        let retention_file = from_file(&file.retention, parse_retention);
+        let retention = args.retention.or(retention_file).unwrap_or(600.0);
+        let window_file = from_file(&file.window, parse_window);
+        let window = args.window.or(window_file).unwrap_or(60.0);
+        window_fits(window, retention).map_err(|why| {
+            ConfigError::Combination(format!(
+                "{why} (the window from {}, the retention from {})",
+                origin(args.window, window_file, "--window", "window"),
+                origin(args.retention, retention_file, "--retention", "retention"),
+            ))
+        })?;
         let backend = if demo {
             BackendKind::Sim
         } else {
@@ -404,6 +425,79 @@ mod tests {
             .expect_err("unknown key")
             .to_string()
             .contains("price"));
+    }
+
+    #[test]
+    fn a_toml_error_keeps_its_report_lines_and_the_caret() {
+        let (_d, p) = write("interval = \"1s\"\nretention = 5m\n");
+        let e = load_file(&p).expect_err("not TOML").to_string();
+        let lines: Vec<&str> = e.lines().collect();
+        assert!(lines.len() >= 4, "{e}");
+        assert!(lines[0].ends_with("config.toml':"), "{e}");
+        let caret = lines
+            .iter()
+            .position(|l| l.contains('^'))
+            .expect("caret line");
+        // The caret stands under the bad value on the line above it.
+        let col = lines[caret].find('^').expect("caret");
+        assert_eq!(lines[caret - 1].get(col..col + 2), Some("5m"), "{e}");
+    }
+
+    #[test]
+    fn a_named_file_that_does_not_exist_is_an_error_that_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let args = Overrides {
+            config: Some(dir.path().join("nope.toml")),
+            ..Overrides::default()
+        };
+        let e = Settings::resolve(&args, false)
+            .expect_err("missing")
+            .to_string();
+        assert!(e.contains("nope.toml' does not exist"), "{e}");
+        assert!(!e.contains("os error"), "{e}");
+    }
+
+    #[test]
+    fn window_and_retention_follow_one_rule_from_either_place() {
+        // The command line's window against the default retention.
+        let (_empty, empty) = write("");
+        let args = Overrides {
+            window: Some(7200.0),
+            config: Some(empty),
+            ..Overrides::default()
+        };
+        let e = Settings::resolve(&args, false)
+            .expect_err("window > retention")
+            .to_string();
+        assert!(
+            e.contains("cannot be longer than the history kept (retention 10m)"),
+            "{e}"
+        );
+        assert!(
+            e.contains("window from --window, the retention from the default"),
+            "{e}"
+        );
+        // The file's window against the command line's retention.
+        let (_d, p) = write("window = \"5m\"\n");
+        let args = Overrides {
+            retention: Some(120.0),
+            config: Some(p),
+            ..Overrides::default()
+        };
+        let e = Settings::resolve(&args, false)
+            .expect_err("window > retention")
+            .to_string();
+        assert!(
+            e.contains("'window' in the config file, the retention from --retention"),
+            "{e}"
+        );
+        // The file alone.
+        let (_d, p) = write("window = \"2h\"\nretention = \"1h\"\n");
+        let e = load_file(&p).expect_err("window > retention").to_string();
+        assert!(
+            e.contains("key 'window' = '2h': the chart window (2h) cannot be longer"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -29,10 +29,10 @@ pub fn default_file_text() -> String {
          # Sampling interval, 100ms to 10s.\n\
          # interval = \"250ms\"\n\
          \n\
-         # History kept in memory, e.g. \"10m\", \"1h\".\n\
+         # History kept in memory, 1m to 6h, e.g. \"10m\", \"1h\".\n\
          # retention = \"10m\"\n\
          \n\
-         # Time window the charts show at start (at most `retention`).\n\
+         # Time window the charts show at start, 10s up to `retention`.\n\
          # window = \"60s\"\n\
          \n\
          # Where readings come from: \"auto\", \"nvml\" or \"sim\".\n\

@@ -18,6 +18,8 @@ pub fn host_checks(env: &DoctorEnv, gpu_count: u32) -> Vec<Check> {
     let gpus = gpu_count.max(1);
     out.push(match cores {
         None => Check::new("CPU cores", Status::Unknown, "could not read cpuinfo"),
+        // Workers per GPU mean nothing without a GPU.
+        Some(c) if gpu_count == 0 => Check::new("CPU cores", Status::NotApplicable, format!("{c} core(s); no GPU found, so no DataLoader workers per GPU to count")),
         Some(c) if c < gpus * WORKERS_PER_GPU => Check::new("CPU cores", Status::Warn, format!("{c} core(s) for {gpu_count} GPU(s): fewer than {WORKERS_PER_GPU} DataLoader workers per GPU plus the main process"))
             .advise("decoding and augmentation may starve the GPUs: keep num_workers around cores/GPUs - 1, move preprocessing to the GPU (DALI) or preprocess offline"),
         Some(c) => Check::new("CPU cores", Status::Ok, format!("{c} core(s) for {gpu_count} GPU(s): room for ~{} DataLoader workers per GPU", (c / gpus).saturating_sub(1).max(1))),
@@ -101,6 +103,21 @@ mod tests {
         assert_eq!(c[2].status, Status::Warn);
         assert_eq!(c[3].status, Status::Warn);
         assert!(c[3].found.contains("9.50"));
+    }
+
+    #[test]
+    fn without_a_gpu_cores_are_not_counted_per_gpu() {
+        let dir = proc_tree(2, 50_000_000, 0.5);
+        let mut env = DoctorEnv::from_process();
+        env.proc_root = dir.path().to_path_buf();
+        let c = host_checks(&env, 0);
+        assert_eq!(c[0].status, Status::NotApplicable, "{}", c[0].found);
+        assert!(
+            c[0].found.starts_with("2 core(s); no GPU"),
+            "{}",
+            c[0].found
+        );
+        assert!(!c[0].found.contains("per GPU:"), "{}", c[0].found);
     }
 
     #[test]

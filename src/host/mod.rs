@@ -13,8 +13,9 @@
 //! - [`process_rows`] with a [`ProcessView`] (sort [`SortKey`], filter text, tree mode) turns the
 //!   snapshot's `GpuProcess`es into [`ProcessRow`]s; [`state_name`] and [`format_running`] give words.
 //! - [`Signaller`] (built from `SystemInfo::backend` and `Settings::readonly`) answers
-//!   `can_signal(pid)` for a confirmation dialog and sends [`Signal::Term`] / [`Signal::Kill`];
-//!   [`signal_target`] gives the PID to signal for a GPU process (its PID here inside a container).
+//!   `can_signal` for a confirmation dialog and sends [`Signal::Term`] / [`Signal::Kill`] to a
+//!   [`ProcessIdentity`] (PID and start time, so a reused PID is never signalled);
+//!   [`signal_target`] gives it for a GPU process (its PID here inside a container).
 //! - The host panel reads `Snapshot::host` ([`HostReading`]) and `Sample::host_detail`
 //!   ([`HostDetail`]: per-core CPU, load 5/15, swap).
 //! - [`annotate_finding`] adds DataLoader evidence to input-starvation and erratic-stalls findings
@@ -22,10 +23,12 @@
 
 pub mod evidence;
 pub mod proc_table;
+pub mod process_identity;
 pub mod process_signals;
 pub mod procfs;
 pub mod resolve;
 pub mod rows;
+pub mod users;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +39,7 @@ use proc_table::{CpuRates, ProcTable};
 use resolve::Resolution;
 
 pub use evidence::{annotate_finding, loader_evidence, LoaderEvidence, LoaderVerdict};
+pub use process_identity::ProcessIdentity;
 pub use process_signals::{can_signal, send, signal_target, Signal, SignalError, Signaller};
 pub use rows::{format_running, process_rows, state_name, ProcessRow, ProcessView, SortKey};
 
@@ -84,14 +88,13 @@ struct Identity {
 #[derive(Debug)]
 pub struct HostProbe {
     root: Option<PathBuf>,
-    passwd: PathBuf,
     /// Whether GPU processes are looked up here (not for simulated or replayed PIDs).
     enrich_processes: bool,
     last_cpu: Option<CpuTimes>,
     last_cores: Vec<CpuTimes>,
     /// The last host figures read and when: carried by the ticks within [`HOST_PERIOD_S`].
     host_read: Option<(f64, HostReading, HostDetail)>,
-    users: HashMap<u32, String>,
+    users: users::UserNames,
     /// (pid, starttime) -> who it is: read once per process lifetime.
     identities: HashMap<(u32, u64), Identity>,
     table: ProcTable,
@@ -132,12 +135,11 @@ impl HostProbe {
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         HostProbe {
             root: Some(root.into()),
-            passwd: PathBuf::from("/etc/passwd"),
             enrich_processes: true,
             last_cpu: None,
             last_cores: Vec::new(),
             host_read: None,
-            users: HashMap::new(),
+            users: users::UserNames::name_service(),
             identities: HashMap::new(),
             table: ProcTable::default(),
             rates: CpuRates::new(if hz > 0 { hz as f64 } else { 100.0 }),
@@ -159,9 +161,9 @@ impl HostProbe {
         p
     }
 
-    /// Map uids to names with this `passwd` file instead of `/etc/passwd`.
+    /// Map uids to names with this `passwd` file instead of the system's name service.
     pub fn with_passwd(mut self, path: impl Into<PathBuf>) -> Self {
-        self.passwd = path.into();
+        self.users = users::UserNames::passwd_file(path);
         self
     }
 
@@ -326,6 +328,7 @@ impl HostProbe {
             return;
         };
         p.resolved = true;
+        p.start_ticks = Some(entry.stat.starttime);
         let local = entry.stat.pid;
         if local != p.pid {
             p.local_pid = Some(local);
@@ -360,6 +363,7 @@ impl HostProbe {
                     state: Some(k.stat.state),
                     rss_bytes: Some(k.stat.rss_pages * self.page_size),
                     command: cmd.or_else(|| Some(format!("[{}]", k.stat.comm))),
+                    start_ticks: Some(k.stat.starttime),
                 }
             })
             .collect();
@@ -432,15 +436,7 @@ impl HostProbe {
     }
 
     fn user_name(&mut self, uid: u32) -> String {
-        if let Some(n) = self.users.get(&uid) {
-            return n.clone();
-        }
-        let name = std::fs::read_to_string(&self.passwd)
-            .ok()
-            .and_then(|pw| procfs::user_from_passwd(&pw, uid))
-            .unwrap_or_else(|| uid.to_string());
-        self.users.insert(uid, name.clone());
-        name
+        self.users.name(uid)
     }
 }
 

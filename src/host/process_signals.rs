@@ -3,11 +3,14 @@
 //! A confirmation dialog asks [`Signaller::can_signal`] first (to grey out the action and say why)
 //! and then [`Signaller::send`]. Only real processes of this machine may be signalled: a
 //! `--readonly` run, or a simulated or replayed backend (whose PIDs mean nothing here), refuses.
+//! A process is named by its [`ProcessIdentity`] (PID and start time), and each signal goes to
+//! that process only: one that has ended and left its PID to another is never signalled.
 
 use std::path::Path;
 
 use thiserror::Error;
 
+use super::process_identity::{self, Delivery, Holder, ProcessIdentity};
 use super::procfs;
 
 /// The signals the process table offers.
@@ -50,6 +53,10 @@ pub enum SignalError {
     Protected { pid: u32 },
     #[error("pid '{pid}' no longer exists")]
     NoSuchProcess { pid: u32 },
+    #[error("pid '{pid}' now belongs to another process (the one chosen has ended and its PID was reused); nothing was sent")]
+    Replaced { pid: u32 },
+    #[error("pid '{pid}' cannot be told from a process that reused its PID (its start time is unknown); nothing was sent")]
+    Unconfirmed { pid: u32 },
     #[error("pid '{pid}' belongs to uid {owner}, you are uid {you}; only its owner or root may signal it")]
     NotPermitted { pid: u32, owner: u32, you: u32 },
     #[error("sending {signal} to pid '{pid}' failed: {reason}")]
@@ -91,32 +98,46 @@ impl Signaller {
         !self.readonly && self.foreign_backend.is_none()
     }
 
-    /// Whether `pid` (a PID of this machine's namespace) may be signalled now, and why not.
-    pub fn can_signal(&self, pid: u32) -> Result<(), SignalError> {
+    /// Whether the process `target` names (in this machine's PID namespace) may be signalled
+    /// now, and why not: it must still hold its PID.
+    pub fn can_signal(&self, target: ProcessIdentity) -> Result<(), SignalError> {
+        self.local_only(target.pid)?;
+        can_signal(target.pid)?;
+        match process_identity::holder(Path::new("/proc"), target) {
+            Holder::Same => Ok(()),
+            other => Err(not_sent(target.pid, other)),
+        }
+    }
+
+    /// Send `signal` to the process `target` names after the same checks as
+    /// [`can_signal`](Self::can_signal); the identity is checked again as it is sent.
+    pub fn send(&self, target: ProcessIdentity, signal: Signal) -> Result<(), SignalError> {
+        self.local_only(target.pid)?;
+        send(target, signal)
+    }
+
+    fn local_only(&self, pid: u32) -> Result<(), SignalError> {
         if self.readonly {
             return Err(SignalError::ReadOnly);
         }
-        if let Some(backend) = &self.foreign_backend {
-            return Err(SignalError::NotLocal {
+        match &self.foreign_backend {
+            Some(backend) => Err(SignalError::NotLocal {
                 pid,
                 backend: backend.clone(),
-            });
+            }),
+            None => Ok(()),
         }
-        can_signal(pid)
-    }
-
-    /// Send `signal` to `pid` after the same checks as [`can_signal`](Self::can_signal).
-    pub fn send(&self, pid: u32, signal: Signal) -> Result<(), SignalError> {
-        self.can_signal(pid)?;
-        deliver(pid, signal)
     }
 }
 
-/// The PID to signal for a GPU process: its PID here (which differs from the reported one inside a
-/// container), or why there is none.
-pub fn signal_target(p: &crate::model::GpuProcess) -> Result<u32, SignalError> {
+/// The process to signal for a GPU process: its PID here (which differs from the reported one
+/// inside a container) and start time, or why there is none.
+pub fn signal_target(p: &crate::model::GpuProcess) -> Result<ProcessIdentity, SignalError> {
     if p.resolved {
-        Ok(p.local_pid.unwrap_or(p.pid))
+        Ok(ProcessIdentity {
+            pid: p.local_pid.unwrap_or(p.pid),
+            start_ticks: p.start_ticks,
+        })
     } else {
         Err(SignalError::NotVisible { pid: p.pid })
     }
@@ -141,30 +162,37 @@ pub fn can_signal(pid: u32) -> Result<(), SignalError> {
     if r == 0 {
         return Ok(());
     }
-    Err(os_error(pid, "0", owner, you))
+    Err(os_error(pid, "0", std::io::Error::last_os_error(), owner))
 }
 
-/// Send `signal` to `pid` after [`can_signal`]'s checks (no readonly or backend check: use
-/// [`Signaller`] from a front end).
-pub fn send(pid: u32, signal: Signal) -> Result<(), SignalError> {
+/// Send `signal` to the process `target` names after [`can_signal`]'s checks, only if it still
+/// holds its PID (no readonly or backend check: use [`Signaller`] from a front end).
+pub fn send(target: ProcessIdentity, signal: Signal) -> Result<(), SignalError> {
+    let pid = target.pid;
     can_signal(pid)?;
-    deliver(pid, signal)
-}
-
-fn deliver(pid: u32, signal: Signal) -> Result<(), SignalError> {
-    // SAFETY: pid was checked to be a positive i32 other than 1 and our own.
-    let r = unsafe { libc::kill(pid as libc::pid_t, signal.number()) };
-    if r == 0 {
-        Ok(())
-    } else {
-        // SAFETY: geteuid has no preconditions.
-        let you = unsafe { libc::geteuid() };
-        Err(os_error(pid, signal.name(), None, you))
+    match process_identity::signal_if_same(Path::new("/proc"), target, signal.number()) {
+        Delivery::Sent => Ok(()),
+        Delivery::NotSent(holder) => Err(not_sent(pid, holder)),
+        Delivery::Failed(err) => Err(os_error(pid, signal.name(), err, None)),
     }
 }
 
-fn os_error(pid: u32, signal: &'static str, owner: Option<u32>, you: u32) -> SignalError {
-    let err = std::io::Error::last_os_error();
+fn not_sent(pid: u32, holder: Holder) -> SignalError {
+    match holder {
+        Holder::Gone => SignalError::NoSuchProcess { pid },
+        Holder::Unknown => SignalError::Unconfirmed { pid },
+        Holder::Same | Holder::Other { .. } => SignalError::Replaced { pid },
+    }
+}
+
+fn os_error(
+    pid: u32,
+    signal: &'static str,
+    err: std::io::Error,
+    owner: Option<u32>,
+) -> SignalError {
+    // SAFETY: geteuid has no preconditions.
+    let you = unsafe { libc::geteuid() };
     match err.raw_os_error() {
         Some(libc::ESRCH) => SignalError::NoSuchProcess { pid },
         Some(libc::EPERM) => SignalError::NotPermitted {
@@ -204,11 +232,16 @@ mod tests {
     fn readonly_and_simulated_refuse_before_looking() {
         let ro = Signaller::new("nvml", true);
         assert!(!ro.enabled());
-        assert_eq!(ro.can_signal(12345), Err(SignalError::ReadOnly));
+        let someone = ProcessIdentity {
+            pid: 12345,
+            start_ticks: Some(1),
+        };
+        assert_eq!(ro.can_signal(someone), Err(SignalError::ReadOnly));
         let sim = Signaller::new("sim", false);
         assert!(!sim.enabled());
+        let me = ProcessIdentity::current(Path::new("/proc"), std::process::id());
         assert!(matches!(
-            sim.send(std::process::id(), Signal::Term),
+            sim.send(me.expect("own identity"), Signal::Term),
             Err(SignalError::NotLocal { .. })
         ));
         assert!(Signaller::new("nvml", false).enabled());

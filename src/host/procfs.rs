@@ -157,17 +157,6 @@ pub fn list_pids(root: &Path) -> Vec<u32> {
         .collect()
 }
 
-/// User names by uid from a `passwd` file's text.
-pub fn user_from_passwd(passwd: &str, uid: u32) -> Option<String> {
-    let want = uid.to_string();
-    passwd.lines().find_map(|l| {
-        let mut f = l.split(':');
-        let name = f.next()?;
-        let _password = f.next()?;
-        (f.next()? == want).then(|| name.to_string())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,13 +203,5 @@ mod tests {
         let st = parse_status("Name:\tpython\nUid:\t1000\t1000\t1000\t1000\nNSpid:\t4321\t7\n");
         assert_eq!(st.uid, Some(1000));
         assert_eq!(st.nspid, vec![4321, 7]);
-    }
-
-    #[test]
-    fn passwd_lookup() {
-        let pw = "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/sh\n";
-        assert_eq!(user_from_passwd(pw, 1000).as_deref(), Some("alice"));
-        assert_eq!(user_from_passwd(pw, 0).as_deref(), Some("root"));
-        assert_eq!(user_from_passwd(pw, 5), None);
     }
 }

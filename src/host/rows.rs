@@ -1,6 +1,7 @@
 //! The process table as rows: sorted by a column, filtered by text, optionally as a tree (each GPU
 //! process followed by its descendants). Front ends draw these rows; nothing here draws.
 
+use super::process_identity::ProcessIdentity;
 use crate::model::GpuProcess;
 
 /// The column a process table is sorted by.
@@ -73,8 +74,9 @@ pub struct ProcessRow {
     pub depth: usize,
     /// The PID as reported (NVML's, for GPU processes).
     pub pid: u32,
-    /// The PID to signal here; `None` when the process is not visible here.
-    pub signal_pid: Option<u32>,
+    /// The process to signal here (its PID here and start time); `None` when the process is not
+    /// visible here.
+    pub signal_target: Option<ProcessIdentity>,
     pub user: Option<String>,
     pub gpu_memory_bytes: Option<u64>,
     pub sm_util: Option<f64>,
@@ -108,7 +110,7 @@ fn gpu_row(gpu: u32, p: &GpuProcess) -> ProcessRow {
         gpu,
         depth: 0,
         pid: p.pid,
-        signal_pid: p.resolved.then(|| p.local_pid.unwrap_or(p.pid)),
+        signal_target: super::signal_target(p).ok(),
         user: p.user.clone(),
         gpu_memory_bytes: p.gpu_memory_bytes,
         sm_util: p.sm_util,
@@ -178,7 +180,10 @@ pub fn process_rows<'a>(
                 gpu,
                 depth: depth_of(c.ppid, own, &p.children),
                 pid: c.pid,
-                signal_pid: p.resolved.then_some(c.pid),
+                signal_target: p.resolved.then_some(ProcessIdentity {
+                    pid: c.pid,
+                    start_ticks: c.start_ticks,
+                }),
                 user: p.user.clone(),
                 gpu_memory_bytes: None,
                 sm_util: None,

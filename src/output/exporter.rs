@@ -11,7 +11,8 @@ use crate::engine::Snapshot;
 /// Start the exporter on `addr` on the current tokio runtime; returns the bound address.
 ///
 /// Serves `/metrics`, `/healthz` and `/` from the newest snapshot on `snapshots`. A
-/// non-loopback address is served as asked, with a warning on stderr.
+/// non-loopback address is served as asked, with a warning (logged: stderr for a headless
+/// command, the event panel for the dashboard).
 pub async fn spawn_server(
     addr: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
@@ -26,8 +27,7 @@ pub async fn spawn_server_showing(
     show: Arc<dyn Fn(u32) -> bool + Send + Sync>,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     if !addr.ip().is_loopback() {
-        tracing::warn!("serving metrics on {addr}, reachable from other machines");
-        eprintln!("gpulse: warning: serving metrics on {addr}, reachable from other machines (use 127.0.0.1 to keep it local)");
+        tracing::warn!("serving metrics on {addr}, reachable from other machines (use 127.0.0.1 to keep it local)");
     }
     crate::output::http_server::serve(
         addr,

@@ -11,9 +11,9 @@ use crate::output::json;
 #[derive(Debug, thiserror::Error)]
 pub enum StreamError {
     #[error("cannot write the output: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     #[error("cannot encode JSON: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
 }
 
 /// Write one snapshot as one line and flush it. `Ok(false)` when the reader has gone.
@@ -22,12 +22,12 @@ pub fn write_line(
     s: &Snapshot,
     show: &dyn Fn(u32) -> bool,
 ) -> Result<bool, StreamError> {
-    let mut line = serde_json::to_vec(&json::snapshot_doc(s, show))?;
+    let mut line = serde_json::to_vec(&json::snapshot_doc(s, show)).map_err(StreamError::Json)?;
     line.push(b'\n');
     match out.write_all(&line).and_then(|()| out.flush()) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(false),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(StreamError::Io(e)),
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tokio::sync::watch;
 
@@ -292,8 +292,6 @@ pub fn start(
 pub enum PlaybackError {
     #[error(transparent)]
     Recording(#[from] RecordingError),
-    #[error("recording '{0}' holds no samples; record some with `gpulse record FILE --count N`")]
-    Empty(PathBuf),
 }
 
 /// A recording loaded and playing: the snapshots, the controls, and what was wrong with the file.
@@ -314,7 +312,7 @@ pub fn open(config: &EngineConfig, path: &Path) -> Result<Replay, PlaybackError>
     let records = reader.read_all();
     let warnings = crate::backend::SampleSource::warnings(&reader);
     let (Some(first), Some(last)) = (records.first(), records.last()) else {
-        return Err(PlaybackError::Empty(path.to_path_buf()));
+        return Err(RecordingError::NoSamples(path.to_path_buf()).into());
     };
     let (start_t, end_t) = (first.sample.t, last.sample.t);
     let marks = finding_marks(&records);

@@ -9,23 +9,26 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::{Header, Record, FORMAT, VERSION};
-use crate::backend::SampleSource;
+use crate::backend::{LineCounts, SampleSource};
 use crate::model::{Sample, SystemInfo};
+use crate::printable;
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// Why a recording cannot be opened at all.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
-    #[error("cannot open recording '{path}': {source}")]
+    #[error("cannot open recording '{}': {cause}", printable::path(.path))]
     Open {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("'{path}' is not a gpulse recording: {why}; record one with `gpulse record FILE`")]
+    #[error("'{}' is not a gpulse recording: {why}; record one with `gpulse record FILE`", printable::path(.path))]
     NotRecording { path: PathBuf, why: String },
-    #[error("recording '{path}' has format version {found}; this gpulse reads version {VERSION}")]
+    #[error("recording '{}' has format version {found}; this gpulse reads version {VERSION}", printable::path(.path))]
     Version { path: PathBuf, found: u32 },
+    #[error("recording '{}' holds no samples; record some with `gpulse record FILE --count N`", printable::path(.0))]
+    NoSamples(PathBuf),
 }
 
 /// Reads a recording line by line.
@@ -37,6 +40,8 @@ pub struct RecordingReader {
     line_no: u64,
     last_t: Option<f64>,
     warnings: Vec<String>,
+    /// Ticks read, and lines skipped as not valid samples.
+    counts: LineCounts,
     done: bool,
 }
 
@@ -57,10 +62,21 @@ enum Line {
     End,
 }
 
+/// The longest line read: far above any tick's (a few KiB per GPU), and a bound on what a file
+/// without line breaks makes the reader hold.
+pub const MAX_LINE_BYTES: u64 = 64 << 20;
+
 fn read_line(r: &mut dyn BufRead) -> Line {
     let mut buf = Vec::new();
-    match r.read_until(b'\n', &mut buf) {
+    match r.take(MAX_LINE_BYTES).read_until(b'\n', &mut buf) {
         Ok(0) => Line::End,
+        Ok(n) if n as u64 == MAX_LINE_BYTES && buf.last() != Some(&b'\n') => Line::Cut(
+            buf,
+            Some(format!(
+                "a line longer than {} MiB without a line break",
+                MAX_LINE_BYTES >> 20
+            )),
+        ),
         Ok(_) if buf.last() == Some(&b'\n') => {
             buf.pop();
             if buf.last() == Some(&b'\r') {
@@ -76,9 +92,9 @@ fn read_line(r: &mut dyn BufRead) -> Line {
 impl RecordingReader {
     /// Open a recording and read its header.
     pub fn open(path: &Path) -> Result<RecordingReader, RecordingError> {
-        let open_err = |source| RecordingError::Open {
+        let open_err = |cause| RecordingError::Open {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         let mut file = File::open(path).map_err(open_err)?;
         let mut magic = [0u8; 4];
@@ -106,12 +122,16 @@ impl RecordingReader {
             Line::Whole(b) => b,
             Line::Cut(b, _) => b,
         };
-        let header: Header = serde_json::from_slice(&first)
-            .map_err(|e| not(format!("its first line is not a recording header ({e})")))?;
+        let header: Header = serde_json::from_slice(&first).map_err(|e| {
+            not(format!(
+                "its first line is not a recording header ({})",
+                printable::text(&e.to_string())
+            ))
+        })?;
         if header.format != FORMAT {
             return Err(not(format!(
                 "its format is '{}', not '{FORMAT}'",
-                header.format
+                printable::text(&header.format)
             )));
         }
         if header.version != VERSION {
@@ -127,6 +147,7 @@ impl RecordingReader {
             line_no: 1,
             last_t: None,
             warnings: Vec::new(),
+            counts: LineCounts::default(),
             done: false,
         })
     }
@@ -174,6 +195,7 @@ impl RecordingReader {
                         continue;
                     }
                     self.last_t = Some(rec.sample.t);
+                    self.counts.read += 1;
                     return Some(rec);
                 }
                 Err(e) => match cut {
@@ -181,10 +203,15 @@ impl RecordingReader {
                         let n = self.line_no;
                         self.warn_cut(Some(n), why.as_deref().unwrap_or("the file ends mid-line"));
                     }
-                    None => self.warnings.push(format!(
-                        "line {}: not a valid sample ({e}); skipped",
-                        self.line_no
-                    )),
+                    None => {
+                        self.counts.skipped += 1;
+                        self.counts.first_skipped.get_or_insert(self.line_no);
+                        self.warnings.push(format!(
+                            "line {}: not a valid sample ({}); skipped",
+                            self.line_no,
+                            printable::text(&e.to_string())
+                        ));
+                    }
                 },
             }
         }
@@ -195,7 +222,7 @@ impl RecordingReader {
         let msg = match partial_line {
             Some(n) => format!(
                 "line {n} is cut off ({why}): '{}' was read up to line {}",
-                self.path.display(),
+                printable::path(&self.path),
                 n - 1
             ),
             None => format!(
@@ -234,5 +261,9 @@ impl SampleSource for RecordingReader {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+
+    fn line_counts(&self) -> Option<LineCounts> {
+        Some(self.counts)
     }
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::{Header, TickLine, FORMAT, VERSION};
 use crate::clock::rfc3339;
 use crate::model::{Finding, Sample, SystemInfo};
+use crate::printable;
 
 /// A write flushes when the last flush is this old, so with ticks up to 500 ms apart a line waits
 /// in a buffer for less than a second.
@@ -19,13 +20,13 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(500);
 /// Why a recording could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("cannot create recording '{path}': {source}; check that the directory exists and is writable")]
-    Create { path: PathBuf, source: io::Error },
-    #[error("cannot write recording '{path}': {source}")]
-    Write { path: PathBuf, source: io::Error },
+    #[error("cannot create recording '{}': {cause}; check that the directory exists and is writable", printable::path(.path))]
+    Create { path: PathBuf, cause: io::Error },
+    #[error("cannot write recording '{}': {cause}", printable::path(.path))]
+    Write { path: PathBuf, cause: io::Error },
     #[error("cannot encode a sample: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("the recording '{0}' is already finished")]
+    Json(serde_json::Error),
+    #[error("the recording '{}' is already finished", printable::path(.0))]
     Finished(PathBuf),
 }
 
@@ -64,15 +65,15 @@ impl Recorder {
         interval_s: f64,
         compress: bool,
     ) -> Result<Recorder, RecordError> {
-        let file = File::create(path).map_err(|source| RecordError::Create {
+        let file = File::create(path).map_err(|cause| RecordError::Create {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
         let buf = BufWriter::with_capacity(64 * 1024, file);
         let sink = if compress || wants_zstd(path) {
-            let enc = zstd::Encoder::new(buf, 3).map_err(|source| RecordError::Create {
+            let enc = zstd::Encoder::new(buf, 3).map_err(|cause| RecordError::Create {
                 path: path.to_path_buf(),
-                source,
+                cause,
             })?;
             Sink::Zstd(enc)
         } else {
@@ -96,15 +97,15 @@ impl Recorder {
         Ok(rec)
     }
 
-    fn io_err(&self, source: io::Error) -> RecordError {
+    fn io_err(&self, cause: io::Error) -> RecordError {
         RecordError::Write {
             path: self.path.clone(),
-            source,
+            cause,
         }
     }
 
     fn write_json<T: Serialize>(&mut self, value: &T) -> Result<(), RecordError> {
-        let mut line = serde_json::to_vec(value)?;
+        let mut line = serde_json::to_vec(value).map_err(RecordError::Json)?;
         line.push(b'\n');
         let sink = self
             .sink

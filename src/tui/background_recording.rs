@@ -160,9 +160,9 @@ impl Recording {
                     failed.store(true, Ordering::Relaxed);
                 }
             })
-            .map_err(|source| crate::recording::RecordError::Write {
+            .map_err(|cause| crate::recording::RecordError::Write {
                 path: path.to_path_buf(),
-                source,
+                cause,
             })?;
         tracing::info!(target: "gpulse::events", "recording to {}", path.display());
         Ok(Recording {

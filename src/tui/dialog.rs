@@ -5,23 +5,23 @@
 
 use std::fmt::Debug;
 
-use crate::host::{ProcessRow, Signal, SignalError, Signaller};
+use crate::host::{ProcessIdentity, ProcessRow, Signal, SignalError, Signaller};
 
 /// Decides whether a process may be signalled and sends the signal.
 pub trait SignalSender: Debug + Send + Sync {
-    /// Why `pid` may not be signalled, if it may not.
-    fn can_signal(&self, pid: u32) -> Result<(), SignalError>;
-    /// Send `signal` to `pid`.
-    fn send(&self, pid: u32, signal: Signal) -> Result<(), SignalError>;
+    /// Why the process `target` names may not be signalled, if it may not.
+    fn can_signal(&self, target: ProcessIdentity) -> Result<(), SignalError>;
+    /// Send `signal` to the process `target` names (never to another that took its PID).
+    fn send(&self, target: ProcessIdentity, signal: Signal) -> Result<(), SignalError>;
 }
 
 impl SignalSender for Signaller {
-    fn can_signal(&self, pid: u32) -> Result<(), SignalError> {
-        Signaller::can_signal(self, pid)
+    fn can_signal(&self, target: ProcessIdentity) -> Result<(), SignalError> {
+        Signaller::can_signal(self, target)
     }
 
-    fn send(&self, pid: u32, signal: Signal) -> Result<(), SignalError> {
-        Signaller::send(self, pid, signal)
+    fn send(&self, target: ProcessIdentity, signal: Signal) -> Result<(), SignalError> {
+        Signaller::send(self, target, signal)
     }
 }
 
@@ -43,8 +43,8 @@ pub enum DialogStage {
 pub struct SignalDialog {
     /// The PID as the table shows it.
     pub pid: u32,
-    /// The PID to signal here.
-    pub target: Option<u32>,
+    /// The process to signal here, as chosen: TERM and KILL both go to it, or to nothing.
+    pub target: Option<ProcessIdentity>,
     pub command: String,
     pub stage: DialogStage,
 }
@@ -52,16 +52,16 @@ pub struct SignalDialog {
 impl SignalDialog {
     /// The dialog for `row`: a question when it may be signalled, else the reason why not.
     pub fn open(row: &ProcessRow, sender: &dyn SignalSender) -> SignalDialog {
-        let stage = match row.signal_pid {
+        let stage = match row.signal_target {
             None => DialogStage::Refused(SignalError::NotVisible { pid: row.pid }.to_string()),
-            Some(pid) => match sender.can_signal(pid) {
+            Some(target) => match sender.can_signal(target) {
                 Ok(()) => DialogStage::Confirm(Signal::Term),
                 Err(e) => DialogStage::Refused(e.to_string()),
             },
         };
         SignalDialog {
             pid: row.pid,
-            target: row.signal_pid,
+            target: row.signal_target,
             command: row.command.clone(),
             stage,
         }
@@ -79,7 +79,7 @@ impl SignalDialog {
                     target: "gpulse::events",
                     "sent SIG{} to pid {} ({})",
                     signal.name(),
-                    target,
+                    target.pid,
                     self.command
                 );
                 if signal == Signal::Term {
@@ -107,19 +107,24 @@ impl SignalDialog {
         }
     }
 
+    /// The PID the signal goes to (its PID here), else the one the table shows.
+    fn shown_pid(&self) -> u32 {
+        self.target.map_or(self.pid, |t| t.pid)
+    }
+
     /// The question or message, as one line of text.
     pub fn message(&self) -> String {
         match &self.stage {
             DialogStage::Confirm(s) => format!(
                 "Send SIG{} to PID {} ({})? [y/N]",
                 s.name(),
-                self.target.unwrap_or(self.pid),
+                self.shown_pid(),
                 self.command
             ),
             DialogStage::Refused(why) => format!("Cannot signal PID {}: {why}", self.pid),
             DialogStage::TermSent => format!(
                 "SIGTERM sent to PID {}. K sends SIGKILL; any other key closes.",
-                self.target.unwrap_or(self.pid)
+                self.shown_pid()
             ),
             DialogStage::Failed(why) => why.clone(),
         }

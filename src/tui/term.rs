@@ -34,6 +34,21 @@ pub type Term = ratatui::Terminal<TermBackend<Stdout>>;
 /// [`crate::tui::canvas`]).
 pub type Screen = PartsTerminal<TermBackend<Stdout>>;
 
+/// Why there is no terminal to draw on and read keys from, if there is none. The screen is drawn
+/// on stdout, which must be a terminal; keys come from stdin, or when stdin is redirected from
+/// the controlling terminal (`/dev/tty`), which a command run over `ssh` without `-t`, from cron
+/// or from a service does not have. Asked before anything is drawn.
+pub fn missing_terminal() -> Option<&'static str> {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return Some("standard output is not one");
+    }
+    if !io::stdin().is_terminal() && std::fs::File::open("/dev/tty").is_err() {
+        return Some("there is none to read keys from");
+    }
+    None
+}
+
 /// Enter raw mode and the alternate screen and return the terminal; a panic restores the
 /// terminal before its message is printed. [`restore`] undoes it.
 pub fn init() -> io::Result<Term> {

@@ -31,8 +31,8 @@ pub use gpulse::fleet::{
 };
 pub use gpulse::host::{
     annotate_finding, format_running, loader_evidence, process_rows, signal_target, state_name,
-    unresolved_label, HostProbe, LoaderVerdict, ProcessView, Signal, SignalError, Signaller,
-    SortKey, TREE_INTERVAL_S,
+    unresolved_label, HostProbe, LoaderVerdict, ProcessIdentity, ProcessView, Signal, SignalError,
+    Signaller, SortKey, TREE_INTERVAL_S,
 };
 pub use gpulse::model::{
     throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,

@@ -228,7 +228,7 @@ mod tests {
             gpu: 0,
             depth: 2,
             pid: 7,
-            signal_pid: Some(7),
+            signal_target: None,
             user: None,
             gpu_memory_bytes: None,
             sm_util: None,
