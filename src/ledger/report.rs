@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::GpuLedger;
+use super::{GpuLedger, VerdictCost};
 
 /// Joules in a kilowatt-hour.
 const JOULES_PER_KWH: f64 = 3.6e6;
@@ -202,6 +202,29 @@ impl LedgerReport {
     }
 }
 
+/// What the shown verdict has cost so far, for a diagnosis line: `2.1 min lost · 12.4 kJ` and, at
+/// `prices`, `· 0.42 USD`; `None` while it has lost nothing.
+pub fn cost_so_far(c: &VerdictCost, prices: &Prices) -> Option<String> {
+    if c.lost_gpu_seconds <= 0.0 {
+        return None;
+    }
+    let mut text = format!("{} lost", duration(c.lost_gpu_seconds));
+    let joules = c.energy.total();
+    if joules > 0.0 {
+        text.push_str(&format!(" · {}", energy(joules)));
+    }
+    if prices.any() {
+        let lost_share = if c.seconds > 0.0 {
+            (c.lost_gpu_seconds / c.seconds).min(1.0)
+        } else {
+            1.0
+        };
+        let cost = prices.cost_of(c.lost_gpu_seconds, Some(joules * lost_share));
+        text.push_str(&format!(" · {}", prices.money(cost)));
+    }
+    Some(text)
+}
+
 /// Seconds in the unit that reads best (`42.0 s`, `12.5 min`, `3.21 h`).
 pub fn duration(s: f64) -> String {
     if s < 120.0 {
@@ -240,6 +263,34 @@ mod tests {
         assert!((p.cost_of(1800.0, None) - 1.5).abs() < 1e-12);
         assert_eq!(p.money(1.7), "1.70 EUR");
         assert!(!Prices::default().any());
+    }
+
+    #[test]
+    fn a_verdict_that_lost_time_says_what_it_cost_so_far() {
+        let mut c = VerdictCost {
+            verdict: crate::model::FindingKind::InputStarvation,
+            since: 0.0,
+            seconds: 600.0,
+            lost_gpu_seconds: 360.0,
+            energy: super::super::Joules::default(),
+        };
+        c.energy.add_pending(3.6e6);
+        let prices = Prices {
+            price_per_gpu_hour: Some(10.0),
+            price_per_kwh: Some(1.0),
+            currency: Some("USD".into()),
+        };
+        // 0.1 GPU-hour at 10, and 0.6 of the 1 kWh drawn at 1.
+        assert_eq!(
+            cost_so_far(&c, &prices).as_deref(),
+            Some("6.0 min lost · 1.00 kWh · 1.60 USD")
+        );
+        assert_eq!(
+            cost_so_far(&c, &Prices::default()).as_deref(),
+            Some("6.0 min lost · 1.00 kWh")
+        );
+        c.lost_gpu_seconds = 0.0;
+        assert_eq!(cost_so_far(&c, &prices), None);
     }
 
     #[test]
