@@ -243,6 +243,11 @@ pub struct FleetArgs {
     /// Deadline of each request to Prometheus, e.g. `5s`
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub timeout: f64,
+
+    /// Rank hosts and GPUs by the GPU time lost over this range, e.g. `24h` (from the gpulse
+    /// exporters' ledger counters)
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub range: Option<f64>,
 }
 
 /// `gpulse analyze FILE...`

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::detector::{Detector, DetectorConfig, FindingEvent};
 use crate::history::{GpuHistory, TickMetrics};
+use crate::ledger::{GpuLedger, LedgerBook, TickInput};
 use crate::model::{
     DeviceInfo, Finding, FindingKind, GpuProcess, GpuStatus, HostReading, Metrics, Sample,
     SystemInfo, UnixTime, Watch,
@@ -56,6 +57,8 @@ pub struct GpuSnapshot {
     pub findings: Vec<Finding>,
     /// Stalls the detector sees on the GPU while it has no finding (not yet one).
     pub watch: Option<Watch>,
+    /// Where the GPU's time and energy went since the engine started (kept in every mode).
+    pub ledger: Arc<GpuLedger>,
 }
 
 impl GpuSnapshot {
@@ -163,6 +166,8 @@ pub struct Engine {
     config: EngineConfig,
     gpus: Vec<GpuSnapshot>,
     detector: Detector,
+    /// One ledger writer per GPU, in the order of `gpus`.
+    ledgers: Vec<LedgerBook>,
     host: HostReading,
     recent_findings: Vec<Finding>,
     stats: MonitorStats,
@@ -194,9 +199,18 @@ impl Engine {
                 verdict: FindingKind::Pending,
                 findings: Vec::new(),
                 watch: None,
+                ledger: Arc::default(),
             })
             .collect();
         let detector = Detector::new(config.detector.clone(), &system);
+        // A finding's evidence begins within the detector's window (and the rules window before
+        // the tick that raised it).
+        let backfill_s = config.detector.window_s + config.detector.rules_window_s;
+        let ledgers = system
+            .devices
+            .iter()
+            .map(|_| LedgerBook::new(backfill_s))
+            .collect();
         Engine {
             stats: MonitorStats {
                 interval_s: config.interval_s,
@@ -206,6 +220,7 @@ impl Engine {
             config,
             gpus,
             detector,
+            ledgers,
             host: HostReading::default(),
             recent_findings: Vec::new(),
             t: 0.0,
@@ -257,6 +272,7 @@ impl Engine {
         self.take_readings(&sample);
         let histories: Vec<&GpuHistory> = self.gpus.iter().map(|g| &g.history).collect();
         let mut events = self.detector.update(sample.t, &histories);
+        self.update_ledgers(&sample);
         for ev in &mut events {
             self.report_event(ev);
         }
@@ -369,6 +385,34 @@ impl Engine {
             }
         }
         self.detector_revision = revision;
+    }
+
+    /// Book the interval since the previous sample in every answering GPU's ledger, under what
+    /// the snapshot showed during it, and take this tick's verdict and findings.
+    fn update_ledgers(&mut self, sample: &Sample) {
+        let findings = self.detector.active();
+        for reading in &sample.gpus {
+            let Some(pos) = self.gpus.iter().position(|g| g.info.index == reading.index) else {
+                continue;
+            };
+            let g = &mut self.gpus[pos];
+            let input = TickInput {
+                t: sample.t,
+                gpu: reading.index,
+                answering: !matches!(reading.status, GpuStatus::Lost { .. }),
+                metrics: &reading.metrics,
+                // Kept while the GPU is stale, cleared when it is lost.
+                processes: &g.processes,
+                verdict: self.detector.verdict(pos),
+                findings,
+            };
+            self.ledgers[pos].tick(&mut g.ledger, &input);
+        }
+    }
+
+    /// The ledger of the GPU at `pos` (in the system's device order).
+    pub fn ledger(&self, pos: usize) -> Option<&GpuLedger> {
+        self.gpus.get(pos).map(|g| g.ledger.as_ref())
     }
 
     /// An immutable view of the current state.

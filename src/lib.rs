@@ -16,6 +16,7 @@ pub mod engine;
 pub mod fleet;
 pub mod history;
 pub mod host;
+pub mod ledger;
 pub mod model;
 pub mod output;
 pub mod pipeline;

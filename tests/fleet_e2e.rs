@@ -100,8 +100,13 @@ fn start_world(prometheus: PathBuf) -> World {
 }
 
 fn fleet_json(url: &str) -> Option<Value> {
+    fleet_json_with(url, &[])
+}
+
+fn fleet_json_with(url: &str, extra: &[&str]) -> Option<Value> {
     let out = gpulse()
         .args(["fleet", "--prometheus", url, "--json", "--timeout", "5s"])
+        .args(extra)
         .output()
         .expect("run gpulse fleet --json");
     if !out.status.success() {
@@ -229,6 +234,8 @@ fn a_real_prometheus_fleet_in_json_and_on_screen() {
         "{starving}"
     );
 
+    ranked_by_time_lost(&world.url);
+
     // The screen, in a real terminal.
     let tmux = Tmux::start(
         120,
@@ -281,6 +288,56 @@ fn a_real_prometheus_fleet_in_json_and_on_screen() {
     tmux.keys(&["Escape"]);
     tmux.keys(&["q"]);
     assert_eq!(tmux.wait_exit(), 0, "q quits the fleet screen");
+}
+
+/// `--range`: the exporters' ledger counters through `increase()`; the hosts that lose time come
+/// first, each starving GPU's time lost mostly to starvation, and the dcgm-only host, without a
+/// ledger, last.
+fn ranked_by_time_lost(url: &str) {
+    let lost_of = |g: &Value| g["ledger"]["lost_gpu_seconds"].as_f64();
+    let started = Instant::now();
+    let mut last = Value::Null;
+    let doc = loop {
+        if let Some(doc) = fleet_json_with(url, &["--range", "5m"]) {
+            let starving_named = doc["gpus"].as_array().is_some_and(|gpus| {
+                gpus.iter()
+                    .filter(|g| g["hostname"] == "node-starving")
+                    .all(|g| g["ledger"]["top_lost_kind"] == "input_starvation")
+            });
+            if starving_named {
+                break doc;
+            }
+            last = doc;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the starving GPUs never lost most to starvation: {last:#}"
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    };
+    assert_eq!(doc["range_s"], 300.0);
+    let hosts: Vec<&str> = doc["hosts"]
+        .as_array()
+        .expect("hosts with a range")
+        .iter()
+        .filter_map(|h| h["name"].as_str())
+        .collect();
+    assert_eq!(hosts.len(), HOSTS.len(), "{hosts:?}");
+    assert_eq!(hosts.last(), Some(&"node-dcgm"), "{hosts:?}");
+    let place = |h: &str| hosts.iter().position(|x| *x == h).expect("host listed");
+    assert!(place("node-starving") < place("node-healthy"), "{hosts:?}");
+    assert!(place("node-memidle") < place("node-healthy"), "{hosts:?}");
+    for g in doc["gpus"].as_array().expect("gpus") {
+        match g["hostname"].as_str() {
+            Some("node-dcgm") => assert!(g.get("ledger").is_none(), "{g}"),
+            Some("node-starving") | Some("node-memidle") => {
+                assert!(lost_of(g).is_some_and(|s| s > 0.5), "{g}");
+                let energy = g["ledger"]["energy_joules"].as_f64();
+                assert!(energy.is_some_and(|j| j > 0.0), "{g}");
+            }
+            _ => assert!(lost_of(g).is_some(), "{g}"),
+        }
+    }
 }
 
 #[test]

@@ -17,6 +17,7 @@ use crate::backend::{LineCounts, SampleSource};
 use crate::detector::signal::{bin, percentile_hist};
 use crate::detector::{DetectorConfig, FindingEvent};
 use crate::engine::{Engine, EngineConfig};
+use crate::ledger::LedgerReport;
 use crate::model::{DeviceInfo, Finding, FindingKind, GpuReading, Sample, SystemInfo, UnixTime};
 use crate::printable;
 use crate::recording::{RecordingError, RecordingReader};
@@ -303,7 +304,8 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
         .iter()
         .zip(&run.counts)
         .zip(timelines)
-        .map(|((d, counts), timeline)| {
+        .enumerate()
+        .map(|(pos, ((d, counts), timeline))| {
             let findings: Vec<Finding> =
                 found.iter().filter(|f| f.gpu == d.index).cloned().collect();
             let busy = counts.mean().is_some_and(|m| m >= detector.idle_util);
@@ -315,6 +317,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
                 stats: counts.stats(span, time_lost(&findings, last)),
                 limits: counts.limits(d),
                 findings,
+                ledger: LedgerReport::new(engine.ledger(pos).unwrap_or(&Default::default())),
             }
         })
         .collect();

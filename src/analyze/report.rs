@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::detector::priority;
+use crate::ledger::{LedgerReport, Prices};
 use crate::model::{Finding, FindingKind, Severity, UnixTime};
 use crate::timeline::VerdictSegment;
 
@@ -38,6 +39,8 @@ pub struct GpuReport {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<String>,
     pub stats: GpuStats,
+    /// Where the GPU's time and energy went, as the live ledger books it.
+    pub ledger: LedgerReport,
 }
 
 /// What `analyze` found in one file.
@@ -52,6 +55,15 @@ pub struct Report {
     pub samples: u64,
     pub gpus: Vec<GpuReport>,
     pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Put the cost at `prices` in every GPU's ledger (none when no price is configured).
+    pub fn price(&mut self, prices: &Prices) {
+        for g in &mut self.gpus {
+            g.ledger.price(prices);
+        }
+    }
 }
 
 /// A finding's span: from its start to its end, or to `last` while it goes on.

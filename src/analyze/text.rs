@@ -146,6 +146,19 @@ pub fn render_text(r: &Report) -> String {
     for g in &r.gpus {
         gpu_text(&mut o, g);
     }
+    if !r.gpus.is_empty() {
+        let _ = writeln!(o, "\nledger");
+    }
+    for g in &r.gpus {
+        for (i, line) in g.ledger.text().iter().enumerate() {
+            let lead = if i == 0 {
+                format!("  GPU {}: ", g.index)
+            } else {
+                "    ".into()
+            };
+            let _ = writeln!(o, "{lead}{line}");
+        }
+    }
     o
 }
 

@@ -16,7 +16,8 @@ pub fn run(global: &GlobalArgs, args: &AnalyzeArgs) -> CommandResult {
     let mut failed = false;
     for path in &args.files {
         match analyze_path(path, args.fields.as_deref(), detector) {
-            Ok(report) => {
+            Ok(mut report) => {
+                report.price(&settings.prices);
                 for w in &report.warnings {
                     say!("gpulse: warning: {w}");
                 }

@@ -18,6 +18,7 @@ pub fn run(global: &GlobalArgs, args: &FleetArgs) -> CommandResult {
         // Raw samples for the detector: its whole window and some.
         raw_window_s: (settings.engine.detector.window_s + 30.0).max(120.0),
         detector: settings.engine.detector.clone(),
+        range_s: args.range,
         ..FleetOptions::default()
     };
     let url = args

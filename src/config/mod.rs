@@ -22,6 +22,7 @@ use crate::backend::sim::{Scenario, SimConfig};
 use crate::backend::BackendKind;
 use crate::detector::DetectorConfig;
 use crate::engine::EngineConfig;
+use crate::ledger::Prices;
 use crate::printable;
 
 /// What the config file may hold. Unknown keys are errors.
@@ -46,6 +47,8 @@ pub struct ConfigFile {
     pub detector: Option<DetectorConfig>,
     pub exporter: Option<ExporterFile>,
     pub fleet: Option<fleet::FleetFile>,
+    /// Prices of GPU time and energy, for the waste ledger's costs.
+    pub ledger: Option<Prices>,
 }
 
 /// The `[exporter]` table.
@@ -162,6 +165,8 @@ pub struct Settings {
     pub fleet: FleetSettings,
     /// The dashboard takes mouse clicks and the wheel (`--no-mouse` or `mouse = false`: not).
     pub mouse: bool,
+    /// Prices for the ledger's costs (the file's `[ledger]` table; none by default).
+    pub prices: Prices,
 }
 
 /// What `gpulse fleet` asks, from the config file's `[fleet]`.
@@ -270,6 +275,9 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
             window_fits(wv, rv).map_err(|e| bad("window", w, &e))?;
         }
     }
+    if let Some(prices) = &file.ledger {
+        validate_prices(prices).map_err(|(key, value, valid)| bad(key, &value, valid))?;
+    }
     if let Some(d) = &file.detector {
         for (key, value, lo, hi, unit) in d.ranges() {
             if !(lo..=hi).contains(&value) {
@@ -280,6 +288,31 @@ fn validate(file: &ConfigFile, path: &Path) -> Result<(), ConfigError> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// A price is a finite amount of at least 0; a currency is a short name. On a problem: the key,
+/// the value and what is valid.
+fn validate_prices(p: &Prices) -> Result<(), (&'static str, String, &'static str)> {
+    for (key, v) in [
+        ("ledger.price_per_gpu_hour", p.price_per_gpu_hour),
+        ("ledger.price_per_kwh", p.price_per_kwh),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Err((key, v.to_string(), "use a price of 0 or more, e.g. 2.5"));
+        }
+    }
+    if let Some(c) = p
+        .currency
+        .as_ref()
+        .filter(|c| c.trim().is_empty() || c.chars().count() > 8 || c.contains(char::is_control))
+    {
+        return Err((
+            "ledger.currency",
+            c.clone(),
+            "use a short name of 1 to 8 characters, e.g. \"USD\" or \"€\"",
+        ));
     }
     Ok(())
 }
@@ -388,6 +421,7 @@ impl Settings {
                 .unwrap_or_default(),
             config_path,
             mouse: !args.no_mouse && file.mouse.unwrap_or(true),
+            prices: file.ledger.clone().unwrap_or_default(),
         })
     }
 }
@@ -434,6 +468,32 @@ mod tests {
         assert_eq!(f.detector.map(|d| d.min_cycles), Some(3));
         let (_d, p) = write("[detector]\nwindow = 120.0\n");
         assert!(load_file(&p).is_err());
+    }
+
+    #[test]
+    fn ledger_prices_are_read_and_checked() {
+        let (_d, p) =
+            write("[ledger]\nprice_per_gpu_hour = 2.5\nprice_per_kwh = 0.3\ncurrency = \"EUR\"\n");
+        let args = Overrides {
+            config: Some(p),
+            ..Overrides::default()
+        };
+        let s = Settings::resolve(&args, false).expect("valid");
+        assert_eq!(s.prices.price_per_gpu_hour, Some(2.5));
+        assert_eq!(s.prices.currency.as_deref(), Some("EUR"));
+        for (body, key) in [
+            ("[ledger]\nprice_per_kwh = -1.0\n", "'ledger.price_per_kwh'"),
+            ("[ledger]\ncurrency = \"\"\n", "'ledger.currency'"),
+        ] {
+            let (_d, p) = write(body);
+            let e = load_file(&p).expect_err("invalid").to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        let (_d, p) = write("[ledger]\nprice = 1.0\n");
+        assert!(load_file(&p)
+            .expect_err("unknown key")
+            .to_string()
+            .contains("price"));
     }
 
     #[test]

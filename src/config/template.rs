@@ -77,6 +77,12 @@ pub fn default_file_text() -> String {
          # proxy_from_environment = false\n\
          # follow_redirects = true\n\
          \n\
+         # Prices for the waste ledger's costs (GPU time and energy, either or both).\n\
+         # [ledger]\n\
+         # price_per_gpu_hour = 2.5\n\
+         # price_per_kwh = 0.3\n\
+         # currency = \"USD\"\n\
+         \n\
          # Thresholds of the bottleneck detector.\n\
          # [detector]\n\
          {}",
@@ -101,6 +107,7 @@ pub fn effective_file(s: &Settings) -> ConfigFile {
             web_config_file: s.web_config_file.as_ref().map(|p| p.display().to_string()),
         }),
         fleet: Some(effective_fleet(&s.fleet)),
+        ledger: s.prices.any().then(|| s.prices.clone()),
     }
 }
 

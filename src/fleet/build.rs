@@ -248,6 +248,7 @@ pub fn build(
         time: now,
         hosts: rank::group(out),
         down_targets,
+        ..Fleet::default()
     }
 }
 
@@ -276,6 +277,7 @@ fn new_gpu((instance, gpu): (&str, &str), grid: Grid) -> FleetGpu {
         scrape_interval_seconds: None,
         last_sample_age_seconds: None,
         notes: Vec::new(),
+        ledger: None,
         util: grid.trace(),
         memory_used: grid.trace(),
         power: grid.trace(),

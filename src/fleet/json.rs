@@ -12,10 +12,15 @@
 //! ```
 //! GPUs are listed grouped by host, worst first (the order of the screen). Absent readings are
 //! `null`; `verdict` is `null` when nothing is known yet.
+//!
+//! With `--range 24h`, GPUs and hosts are ranked by the GPU time lost over the range instead, the
+//! document carries `"range_s"` and `"hosts":[{"name","lost_gpu_seconds","top_lost_kind"}]`, and
+//! each gpulse GPU `"ledger":{"range_s","gpu_seconds","lost_gpu_seconds","top_lost_kind",
+//! "lost_by_kind":{kind: s},"energy_joules"}`.
 
 use serde::Serialize;
 
-use super::model::{Fleet, FleetGpu};
+use super::model::{Fleet, FleetGpu, HostLost};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -25,6 +30,10 @@ struct Document<'a> {
     prometheus: &'a str,
     time: f64,
     gpus: Vec<&'a FleetGpu>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    range_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hosts: Option<&'a [HostLost]>,
     down_targets: &'a [String],
     warnings: &'a [String],
 }
@@ -36,6 +45,8 @@ pub fn to_json(fleet: &Fleet, prometheus: &str, warnings: &[String]) -> serde_js
         prometheus,
         time: fleet.time,
         gpus: fleet.gpus().collect(),
+        range_s: fleet.range_s,
+        hosts: fleet.range_s.map(|_| fleet.hosts_by_lost.as_slice()),
         down_targets: &fleet.down_targets,
         warnings,
     })

@@ -20,6 +20,7 @@ pub mod http_error;
 pub mod http_options;
 mod http_tls;
 pub mod json;
+pub mod ledger;
 pub mod model;
 pub mod queries;
 pub mod rank;
@@ -33,7 +34,7 @@ use crate::detector::DetectorConfig;
 
 pub use api::PromClient;
 pub use dcgm::DetectorCache;
-pub use model::{Fleet, FleetFinding, FleetGpu, FleetHost, Source, Trace};
+pub use model::{Fleet, FleetFinding, FleetGpu, FleetHost, FleetLedger, HostLost, Source, Trace};
 pub use refresh::{FleetState, Refresher};
 
 /// What to fetch and how often.
@@ -50,6 +51,8 @@ pub struct FleetOptions {
     /// Deadline of each HTTP request.
     pub timeout: Duration,
     pub detector: DetectorConfig,
+    /// `--range`: rank by the GPU time lost over this many seconds (the ledger counters).
+    pub range_s: Option<f64>,
 }
 
 impl Default for FleetOptions {
@@ -61,6 +64,7 @@ impl Default for FleetOptions {
             refresh_s: 5.0,
             timeout: Duration::from_secs(5),
             detector: DetectorConfig::default(),
+            range_s: None,
         }
     }
 }
@@ -102,10 +106,16 @@ pub fn refresh_once(
             reason: e.to_string(),
         });
     }
-    let fleet = build::build(&results, grid, now, &opts.detector, cache);
+    let mut fleet = build::build(&results, grid, now, &opts.detector, cache);
+    let mut problems = results.problems();
+    if let Some(range_s) = opts.range_s {
+        let answers = ledger::fetch(client, range_s, now);
+        problems.extend(answers.problems());
+        ledger::apply(&mut fleet, &answers);
+    }
     Ok(Refresh {
         fleet,
-        problems: results.problems(),
+        problems,
         took_s: results.took_s,
     })
 }

@@ -1,5 +1,7 @@
 //! The fleet as gpulse sees it through Prometheus: hosts, each with its GPUs, worst first.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::model::{FindingKind, Severity};
@@ -101,6 +103,29 @@ impl Trace {
     }
 }
 
+/// One GPU's ledger over the range.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FleetLedger {
+    /// The range, seconds.
+    pub range_s: f64,
+    /// Seconds the exporter booked in the range (under any verdict); absent without series.
+    pub gpu_seconds: Option<f64>,
+    pub lost_gpu_seconds: f64,
+    /// The kind of bottleneck that lost the most, if any lost time.
+    pub top_lost_kind: Option<FindingKind>,
+    pub lost_by_kind: BTreeMap<&'static str, f64>,
+    /// Energy drawn in the range (absent where the exporter has no energy series).
+    pub energy_joules: Option<f64>,
+}
+
+/// One host's total over the range.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostLost {
+    pub name: String,
+    pub lost_gpu_seconds: f64,
+    pub top_lost_kind: Option<FindingKind>,
+}
+
 /// One GPU as the fleet view shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FleetGpu {
@@ -130,6 +155,9 @@ pub struct FleetGpu {
     pub last_sample_age_seconds: Option<f64>,
     /// Caveats in words (e.g. a scrape interval too coarse to resolve short periods).
     pub notes: Vec<String>,
+    /// What the GPU lost over `--range` (gpulse exporters only; only with a range).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<FleetLedger>,
     #[serde(skip)]
     pub util: Trace,
     #[serde(skip)]
@@ -177,6 +205,10 @@ pub struct Fleet {
     pub hosts: Vec<FleetHost>,
     /// Scrape targets Prometheus reports down (`up == 0`), as `instance (job)`.
     pub down_targets: Vec<String>,
+    /// The `--range` of the ledger figures, seconds (none without one).
+    pub range_s: Option<f64>,
+    /// Each host's time lost over the range, most first (empty without a range).
+    pub hosts_by_lost: Vec<HostLost>,
 }
 
 impl Fleet {

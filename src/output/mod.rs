@@ -6,6 +6,7 @@ pub mod exporter;
 pub mod http_server;
 pub mod json;
 pub mod prometheus;
+pub mod prometheus_ledger;
 pub mod snapshot_text;
 pub mod stream;
 pub mod web_config;

@@ -164,6 +164,7 @@ pub fn metric_names() -> Vec<&'static str> {
         .iter()
         .map(|m| m.name)
         .chain(GPULSE_METRICS.iter().copied())
+        .chain(super::prometheus_ledger::LEDGER_METRICS.iter().copied())
         .collect()
 }
 
@@ -334,6 +335,8 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
         "Period of the stall cycle an active finding measured (seconds).",
         |e| e.period_s,
     );
+    let shown: Vec<&GpuSnapshot> = gpus.iter().map(|(g, _)| *g).collect();
+    super::prometheus_ledger::render(&mut out, &shown);
 
     let hl = format!("Hostname=\"{}\"", escape(host));
     let h = &s.host;

@@ -26,6 +26,7 @@ pub use gpulse::fleet::build::build;
 pub use gpulse::fleet::http_client::{HttpError, MAX_BODY};
 pub use gpulse::fleet::http_options::{Auth, ClientOptions};
 pub use gpulse::fleet::json::to_json as fleet_to_json;
+pub use gpulse::fleet::ledger::{self as fleet_ledger, RangeAnswers};
 pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Query, QueryResults};
 pub use gpulse::fleet::{
     dcgm, rank, refresh_once, DetectorCache, Fleet, FleetOptions, PromClient, Refresher, Source,

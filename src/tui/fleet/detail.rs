@@ -5,7 +5,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::fleet::{FleetGpu, Trace};
+use crate::fleet::{FleetGpu, FleetLedger, Trace};
 
 use super::view::{ago, memory_text, verdict_text, FleetView};
 
@@ -17,6 +17,7 @@ use super::view::{ago, memory_text, verdict_text, FleetView};
 /// └─────────────────────────────────────────────────────────────────────┘
 /// ┌ utilization, 10 min ┐ ┌ memory used ┐ ┌ power ┐   (stacked)
 /// findings: • input starvation (warn): a dip every 1.7 s, 60% of the time lost — advice
+/// Over the last 24.00 h: 2.10 h lost of 24.00 h watched, most to input starvation (--range)
 /// notes:    • scrape interval 15 s: …
 /// ```
 pub fn render(view: &FleetView<'_>, g: &FleetGpu, area: Rect, buf: &mut Buffer) {
@@ -126,6 +127,9 @@ fn findings_text(g: &FleetGpu) -> String {
             text.push('\n');
         }
     }
+    if let Some(l) = &g.ledger {
+        text.push_str(&range_text(l));
+    }
     if !g.notes.is_empty() {
         text.push_str("Notes:\n");
         for n in &g.notes {
@@ -133,6 +137,27 @@ fn findings_text(g: &FleetGpu) -> String {
         }
     }
     text
+}
+
+/// What the GPU lost over `--range`, in one line.
+fn range_text(l: &FleetLedger) -> String {
+    use crate::ledger::report::{duration, energy};
+    let mut line = format!(
+        "Over the last {}: {} lost",
+        duration(l.range_s),
+        duration(l.lost_gpu_seconds)
+    );
+    if let Some(booked) = l.gpu_seconds.filter(|b| *b > 0.0) {
+        line.push_str(&format!(" of {} watched", duration(booked)));
+    }
+    if let Some(k) = l.top_lost_kind {
+        line.push_str(&format!(", most to {}", k.title()));
+    }
+    if let Some(j) = l.energy_joules {
+        line.push_str(&format!("; {} drawn", energy(j)));
+    }
+    line.push('\n');
+    line
 }
 
 /// The raw (per-scrape) utilization samples as an evenly spaced trace, if there are enough.
