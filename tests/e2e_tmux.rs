@@ -74,20 +74,20 @@ fn demo_shows_panels_and_help_then_q_leaves_the_alternate_screen() {
 }
 
 /// A starving simulated GPU in a real terminal: before the detector names it, the diagnosis
-/// says what it sees ("GPU 0 healthy, watching N stalls ..."); once named, the finding with its
+/// says what it sees ("GPU 0 stalling, watching N stalls ..."); once named, the finding with its
 /// share of time lost and its fix replaces that line.
 #[test]
 fn demo_starving_shows_its_stalls_then_names_them() {
     let t = Tmux::start(120, 40, "", "demo --scenario starving --gpus 1 --seed 1");
     let s = t.wait_for("the stalls watched", |s| {
-        s.contains("GPU 0 healthy, watching")
+        s.contains("GPU 0 stalling, watching")
     });
     assert!(s.contains("no pattern yet"), "{s}");
     assert!(!s.contains("no active findings"), "{s}");
     let s = t.wait_for("the starvation finding", |s| {
         s.contains("GPU 0 input starvation · ")
     });
-    assert!(!s.contains("healthy, watching"), "{s}");
+    assert!(!s.contains("stalling, watching"), "{s}");
     assert!(s.contains("% lost → "), "{s}");
     t.keys(&["q"]);
     assert_eq!(t.wait_exit(), 0);

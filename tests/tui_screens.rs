@@ -234,7 +234,7 @@ fn stalls_are_shown_before_they_are_named() {
     assert!(w.stalls >= 2 && w.stalled_fraction >= 0.3, "{w:?}");
     let app = dashboard(snap, false);
     let s = screen(&app, 80, 24);
-    assert!(s.contains("GPU 0 healthy, watching"), "{s}");
+    assert!(s.contains("GPU 0 stalling, watching"), "{s}");
     assert!(s.contains("stalls in the last"), "{s}");
     assert!(!s.contains("no active findings"), "{s}");
     insta::assert_snapshot!("watching_80x24", s);
