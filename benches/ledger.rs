@@ -114,6 +114,7 @@ fn run(jobs: &[Vec<Sample>], processes: &[GpuProcess], held: bool) -> (f64, f64)
                     metrics: &metrics[pos],
                     processes,
                     verdict: det.verdict(pos),
+                    full_level: det.full_level(pos),
                     findings: det.active(),
                 },
             );

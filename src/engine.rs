@@ -404,6 +404,7 @@ impl Engine {
                 // Kept while the GPU is stale, cleared when it is lost.
                 processes: &g.processes,
                 verdict: self.detector.verdict(pos),
+                full_level: self.detector.full_level(pos),
                 findings,
             };
             self.ledgers[pos].tick(&mut g.ledger, &input);

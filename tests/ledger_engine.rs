@@ -1,15 +1,19 @@
 //! The waste ledger inside the engine, on simulated GPUs with an energy counter: the seconds it
 //! books under each verdict are the verdicts the snapshots showed, its energy is the counter's,
-//! and the engine books the same ledger whether or not it publishes snapshots.
+//! and the engine books the same ledger whether or not it publishes snapshots. On a real
+//! recording of several jobs, `analyze` reports the same seconds per verdict in its ledger as in
+//! its verdict timeline.
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use support::api::{
-    Backend, DeviceSampler, Engine, EngineConfig, FindingKind, GpuReading, Sample, Scenario,
-    SimBackend, SimConfig,
+    analyze_path, Backend, DetectorConfig, DeviceSampler, Engine, EngineConfig, FindingKind,
+    GpuReading, Sample, Scenario, SimBackend, SimConfig,
 };
+use support::labels::Folder;
 
 const T0: f64 = 1000.0;
 const TICK: f64 = 0.25;
@@ -106,5 +110,40 @@ fn energy_follows_the_counter_and_both_modes_book_the_same_ledger() {
         );
         let same = offline.ledger(pos).expect("a ledger");
         assert_eq!(Arc::new(same.clone()), g.ledger, "GPU {pos}");
+    }
+}
+
+#[test]
+fn analyze_books_the_seconds_its_timeline_shows_per_verdict() {
+    // Jobs one after another, the idle time between them, and a gap-free recording: every
+    // interval is booked, so the two agree within a tick (the ledger stops at the last tick,
+    // as the timeline's last segment does).
+    let folder =
+        Folder::open("jobs-healthy-then-loader-bound-spin-kernel-checkpoint-no-workers-4-workers");
+    let report =
+        analyze_path(&folder.recording(), None, &DetectorConfig::default()).expect("analyze");
+    for g in &report.gpus {
+        let mut timeline: BTreeMap<&str, f64> = BTreeMap::new();
+        for s in &g.timeline {
+            *timeline.entry(s.verdict.as_str()).or_default() += s.duration_s();
+        }
+        let ledger = &g.ledger.seconds_by_verdict;
+        assert!(ledger.len() >= 4, "{ledger:?}");
+        for kind in FindingKind::ALL {
+            let (a, b) = (
+                timeline.get(kind.as_str()).copied().unwrap_or(0.0),
+                ledger.get(kind.as_str()).copied().unwrap_or(0.0),
+            );
+            assert!(
+                (a - b).abs() <= TICK,
+                "{kind}: timeline {a:.2} s, ledger {b:.2} s"
+            );
+        }
+        let span: f64 = g.timeline.iter().map(|s| s.duration_s()).sum();
+        assert!(
+            (span - g.ledger.span_s).abs() <= TICK,
+            "{span} vs {}",
+            g.ledger.span_s
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The waste ledger against what the jobs measured themselves: real H200 jobs whose trainer
 //! timed every step (`tests/data/h200-step-timings/JOB/steps.csv`: the seconds each step waited
-//! for its batch, or a checkpoint's host-only pause) and the labelled recordings whose `why`
-//! states the share of the job spent waiting. Each recording goes through the engine over the
+//! for its batch, or a checkpoint's host-only pause) and the labelled recordings whose
+//! `wait_share` states the share of the job spent waiting. Each recording goes through the engine over the
 //! job's own window, as the live dashboard books it; its lost GPU-seconds must match the jobs'
 //! waits within the tolerances below, and its energy the power of the nvidia-smi log taken beside
 //! it. `cargo test --test ledger_ground_truth -- --nocapture` prints the table.
@@ -86,20 +86,19 @@ fn recording(dir: &Path) -> RecordingReader {
 }
 
 /// How far the lost time may fall below the steps' waits, and above them, as shares of the
-/// job's window. Stalls shorter than the 200 ms driver window hide inside it (the GPU reads busy
-/// for part of a window it spent mostly waiting), so the ledger is a lower bound on such jobs.
+/// job's window: each tick books the share of its reading's window without a kernel, so the
+/// error is the sampling of those windows (and, above, each step's own host part).
 struct Tolerance {
     below: f64,
     above: f64,
 }
 
 const STEP_TIMED: [(&str, Tolerance); 5] = [
-    // Named 6 s after the onset: the share from there is booked back to the first stall.
-    ("resnet50-healthy-then-loader-bound", tolerance(0.09, 0.02)),
-    ("resnet50-loader-4-workers-starving", tolerance(0.05, 0.03)),
-    // 36 ms of work every 0.62 s: a burst lights up a whole 200 ms window.
-    ("resnet50-num-workers-0", tolerance(0.27, 0.02)),
-    ("resnet50-checkpoint-every-16s", tolerance(0.02, 0.04)),
+    ("resnet50-healthy-then-loader-bound", tolerance(0.02, 0.02)),
+    ("resnet50-loader-4-workers-starving", tolerance(0.02, 0.02)),
+    // 36 ms of work every 0.62 s: each tick's reading is the share of its window with a kernel.
+    ("resnet50-num-workers-0", tolerance(0.02, 0.02)),
+    ("resnet50-checkpoint-every-16s", tolerance(0.02, 0.02)),
     ("spin-kernel", tolerance(0.01, 0.01)),
 ];
 
@@ -169,23 +168,14 @@ fn energy_matches_the_power_of_the_log_taken_beside_the_recording() {
     }
 }
 
-/// The share of the job spent waiting that a label's `why` states ("97% waiting", "87% of the
-/// time waiting for a batch").
-fn stated_wait_share(why: &str) -> Option<f64> {
-    let at = why.find("waiting")?;
-    let before = &why[..at];
-    let pct = before.rfind('%')?;
-    if before[pct..].len() > 24 {
-        return None;
-    }
-    let digits: String = before[..pct]
-        .chars()
-        .rev()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    let share: f64 = digits.chars().rev().collect::<String>().parse().ok()?;
-    Some(share / 100.0)
-}
+/// How far a lost share may fall below a label's `wait_share`, and rise above it. Below: bursts
+/// shorter than their 200 ms driver window read as busy for all of it, and a loader only
+/// slightly too slow dips below its busy level without reaching zero. Above: the ledger counts
+/// the time without a kernel, and each step's own host part (the batch's copy to the GPU,
+/// launches between kernels) leaves the GPU without one while the trainer counts it as
+/// computing.
+const WAIT_SHARE_BELOW: f64 = 0.11;
+const WAIT_SHARE_ABOVE: f64 = 0.05;
 
 #[test]
 fn lost_share_matches_the_wait_share_labelled_recordings_state() {
@@ -200,7 +190,7 @@ fn lost_share_matches_the_wait_share_labelled_recordings_state() {
         }
         for label in &folder.labels {
             let job = &label.job;
-            let Some(stated) = stated_wait_share(&label.why) else {
+            let Some(stated) = label.wait_share else {
                 continue;
             };
             // A job that starts healthy states the share of its starving part only.
@@ -209,17 +199,15 @@ fn lost_share_matches_the_wait_share_labelled_recordings_state() {
             let mut reader = RecordingReader::open(&path).expect("recording");
             let booked = book(&mut reader, from, to);
             let share = booked.lost_s / (to - from);
-            println!("{job:<60} stated {stated:.2} ledger {share:.2}");
+            println!("{job:<60} stated {stated:.2} ledger {share:.3}");
             checked += 1;
-            // Within 12 points below (bursts shorter than their 200 ms window read as busy for
-            // all of it) and 3 above the stated share.
-            if !(stated - 0.12..=stated + 0.03).contains(&share) {
+            if !(stated - WAIT_SHARE_BELOW..=stated + WAIT_SHARE_ABOVE).contains(&share) {
                 failures.push(format!("{job}: ledger {share:.2}, stated {stated:.2}"));
             }
         }
     }
     assert!(
-        checked >= 5,
+        checked >= 20,
         "only {checked} labelled jobs state a wait share"
     );
     assert!(failures.is_empty(), "{failures:#?}");

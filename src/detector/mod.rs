@@ -321,6 +321,17 @@ impl Detector {
         self.gpus.get(gpu).and_then(|g| g.watch)
     }
 
+    /// The level the last analysis of GPU `gpu` measures lost time against (its busy level, or
+    /// 100% for bursts shorter than a reading): the level of its findings' lost fractions. `None`
+    /// before anything ran on it.
+    pub fn full_level(&self, gpu: usize) -> Option<f64> {
+        self.gpus
+            .get(gpu)
+            .and_then(|g| g.analysis.as_ref())
+            .map(|a| a.full_level)
+            .filter(|l| *l > 0.0)
+    }
+
     /// The current verdict of GPU `gpu` (position in the system's device list); `pending`
     /// before its first evaluation.
     pub fn verdict(&self, gpu: usize) -> FindingKind {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::backfill::RecentShares;
 use super::energy::{EnergyMeter, Joules, Settle};
-use super::share::{lost_share, process_weights, HELD_BYTES};
+use super::share::{lost_share, process_weights, shortfall, HELD_BYTES};
 use super::{GpuLedger, ProcessLedger, UserLedger, VerdictCost};
 use crate::model::{Finding, FindingKind, GpuProcess, Metrics, UnixTime};
 
@@ -32,6 +32,9 @@ pub struct TickInput<'a> {
     pub processes: &'a [GpuProcess],
     /// The verdict the snapshot shows from this tick on.
     pub verdict: FindingKind,
+    /// The level the detector measures this GPU's lost time against (its full level), when it
+    /// has analysed some activity.
+    pub full_level: Option<f64>,
     /// The detector's active findings, of every GPU.
     pub findings: &'a [Finding],
 }
@@ -43,6 +46,7 @@ struct Shown {
     verdict: FindingKind,
     share: f64,
     kind: Option<FindingKind>,
+    util: Option<f64>,
     power_w: Option<f64>,
 }
 
@@ -130,7 +134,8 @@ impl LedgerBook {
             }
         }
         self.credit_processes(view, dt, lost, joules.unwrap_or(0.0));
-        self.recent.push(prev.t, input.t, prev.share, joules);
+        self.recent
+            .push(prev.t, input.t, prev.share, prev.util, joules);
     }
 
     /// Give each process of the previous tick its weight of an interval.
@@ -248,7 +253,7 @@ impl LedgerBook {
                 .is_some_and(|m| m >= HELD_BYTES);
         let own = input.findings.iter().filter(|f| f.gpu == input.gpu);
         let util = input.metrics.util_gpu;
-        let (share, kind) = lost_share(own, input.verdict, held, util);
+        let (share, kind) = lost_share(own, input.verdict, held, util, input.full_level);
         if view.current.is_none_or(|c| c.verdict != input.verdict) {
             view.current = Some(VerdictCost {
                 verdict: input.verdict,
@@ -265,24 +270,31 @@ impl LedgerBook {
             verdict: input.verdict,
             share,
             kind,
+            util,
             power_w: input.metrics.power_w,
         });
     }
 
     /// A finding raised at this tick books its lost share over the time since its evidence
-    /// began, on top of what that time was booked at; the processes on the GPU now get it (a
-    /// pattern belongs to the job that shows it).
+    /// began, on top of what that time was booked at: each interval its own shortfall against
+    /// the finding's level (memory held idle: all of it). The processes on the GPU now get it
+    /// (a pattern belongs to the job that shows it).
     fn backfill(&mut self, view: &mut GpuLedger, input: &TickInput) {
         let raised = input
             .findings
             .iter()
             .filter(|f| f.gpu == input.gpu && f.detected_at == input.t);
         for f in raised {
-            let (share, _) = lost_share(std::iter::once(f), FindingKind::Healthy, false, None);
-            if share <= 0.0 {
+            let up = if f.kind == FindingKind::MemoryIdle {
+                self.recent.top_up(f.start, |_| 1.0)
+            } else if let Some(l) = f.evidence.lost_fraction.filter(|l| l.is_finite()) {
+                let level = input.full_level.unwrap_or(100.0);
+                self.recent.top_up(f.start, |u| {
+                    shortfall(u, level).unwrap_or(l.clamp(0.0, 1.0))
+                })
+            } else {
                 continue;
-            }
-            let up = self.recent.top_up(f.start, share);
+            };
             if up.lost_s <= 0.0 {
                 continue;
             }
@@ -382,6 +394,7 @@ mod tests {
                     metrics: &r.metrics,
                     processes: r.processes,
                     verdict: r.verdict,
+                    full_level: None,
                     findings: r.findings,
                 },
             );
@@ -474,6 +487,7 @@ mod tests {
                     metrics: &metrics,
                     processes: &procs,
                     verdict: FindingKind::Healthy,
+                    full_level: None,
                     findings: &[],
                 },
             );

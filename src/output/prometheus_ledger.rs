@@ -135,18 +135,34 @@ mod tests {
         };
         let mut engine = Engine::new(system, EngineConfig::default());
         let first = exposition_after(&mut engine, 0, 41);
-        // 10 s idle with a process holding the GPU: all of it under `idle`, all of it lost.
+        // 10 s with a process holding the GPU idle: under `pending` until the detector has the
+        // job's first seconds, then `idle`; all of it lost, under the verdict shown.
+        let pending = "gpulse_gpu_seconds_total{gpu=\"0\",verdict=\"pending\"}";
         let idle = "gpulse_gpu_seconds_total{gpu=\"0\",verdict=\"idle\"}";
+        let lost_pending = "gpulse_lost_gpu_seconds_total{gpu=\"0\",kind=\"pending\"}";
         let lost = "gpulse_lost_gpu_seconds_total{gpu=\"0\",kind=\"idle\"}";
         let energy = "gpulse_energy_joules_total{gpu=\"0\"}";
-        assert!((value(&first, idle) - 10.0).abs() < 1e-9, "{first}");
-        assert!((value(&first, lost) - 10.0).abs() < 1e-9, "{first}");
+        let booked = value(&first, pending) + value(&first, idle);
+        assert!((booked - 10.0).abs() < 1e-9, "{first}");
+        let lost_s = value(&first, lost_pending) + value(&first, lost);
+        assert!((lost_s - 10.0).abs() < 1e-9, "{first}");
+        assert!(value(&first, pending) > 0.0 && value(&first, idle) > 0.0);
+        // Every label is one of the fixed kinds.
+        for line in first.lines().filter(|l| !l.starts_with('#')) {
+            let label = line
+                .split(['"'])
+                .skip_while(|p| !p.ends_with("verdict=") && !p.ends_with("kind="))
+                .nth(1);
+            if let Some(k) = label {
+                assert!(crate::model::FindingKind::parse(k).is_some(), "{line}");
+            }
+        }
         // The counter's 1200 J, settled at its reads.
         assert!((value(&first, energy) - 1200.0).abs() < 1e-6, "{first}");
         assert!(first.contains("# TYPE gpulse_energy_joules_total counter"));
         assert!(!first.contains("pid"));
         let later = exposition_after(&mut engine, 41, 10);
-        for series in [idle, lost, energy] {
+        for series in [pending, idle, lost_pending, lost, energy] {
             assert!(value(&later, series) >= value(&first, series), "{series}");
         }
     }

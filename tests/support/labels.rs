@@ -128,6 +128,7 @@ pub struct Label {
     pub lasts_to_end_within_s: Option<f64>,
     pub ends_within_s: Option<f64>,
     pub lost_share: Option<[f64; 2]>,
+    pub wait_share: Option<f64>,
     pub lost_fraction_between: Option<[f64; 2]>,
     pub verdict_within_s: Option<PerInput>,
     pub watched_within_s: Option<f64>,
