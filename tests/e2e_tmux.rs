@@ -93,6 +93,30 @@ fn demo_starving_shows_its_stalls_then_names_them() {
     assert_eq!(t.wait_exit(), 0);
 }
 
+/// `L` in a real terminal at 80×24: the ledger view of a starving GPU, its figures growing with
+/// each snapshot; the diagnosis line says what the finding has cost so far; Esc closes it.
+#[test]
+fn demo_l_opens_the_ledger_and_esc_closes_it() {
+    let t = Tmux::start(80, 24, "", "demo --scenario starving --gpus 1 --seed 1");
+    let s = t.wait_for("the starvation finding with its cost", |s| {
+        s.contains("GPU 0 input starvation · ") && s.contains(" GPU-")
+    });
+    assert!(s.contains(" L ledger "), "{s}");
+    t.keys(&["L"]);
+    let s = t.wait_for("the ledger view", |s| s.contains("Ledger since"));
+    assert!(s.contains("input starvation"), "{s}");
+    assert!(s.contains("Esc/L close"), "{s}");
+    assert!(!s.contains("Processes · GPU 0"), "the dashboard is behind it: {s}");
+    t.keys(&["PageDown"]);
+    t.wait_for("the processes after a page", |s| s.contains("python train.py"));
+    t.keys(&["Escape"]);
+    t.wait_for("the dashboard again", |s| {
+        !s.contains("Ledger since") && s.contains("Processes · GPU 0")
+    });
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), 0);
+}
+
 #[test]
 fn a_tiny_window_says_too_small_and_keeps_running() {
     let t = Tmux::start(10, 5, "", "demo --seed 1");

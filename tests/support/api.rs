@@ -31,6 +31,7 @@ pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Que
 pub use gpulse::fleet::{
     dcgm, rank, refresh_once, DetectorCache, Fleet, FleetOptions, PromClient, Refresher, Source,
 };
+pub use gpulse::ledger::Prices;
 pub use gpulse::host::{
     annotate_finding, format_running, loader_evidence, process_rows, signal_target, state_name,
     unresolved_label, HostProbe, LoaderVerdict, ProcessIdentity, ProcessView, Signal, SignalError,
@@ -48,10 +49,12 @@ pub use gpulse::pipeline::Live;
 pub use gpulse::recording::{Recorder, RecordingReader};
 pub use gpulse::sampler::Sampler;
 pub use gpulse::tui::action::BINDINGS;
-pub use gpulse::tui::app::Focus;
+pub use gpulse::tui::app::{Focus, Overlay};
 pub use gpulse::tui::background_recording::Recording;
 pub use gpulse::tui::canvas::PartsTerminal;
 pub use gpulse::tui::dialog::{DialogStage, SignalSender};
 pub use gpulse::tui::fixture::{whole_screen, SimRun, T0};
 pub use gpulse::tui::replay_bar::{ReplaySession, ReplayState};
+pub use gpulse::tui::theme::Theme;
+pub use gpulse::tui::widgets::ledger::LedgerView;
 pub use gpulse::tui::{draw_frame, init_tui_logging, map_key, render, Action, App};
