@@ -5,12 +5,26 @@
 mod support;
 
 use support::api::{
-    Action, GpuReading, Overlay, Prices, Scenario, SimRun, BINDINGS,
+    Action, GpuReading, HostDetail, HostReading, Overlay, Prices, Scenario, SimRun, BINDINGS,
 };
 use support::screen::{dashboard, ledger_view, screen};
 
+/// Simulated GPUs on a 16-core host, half its cores busy (the host evidence makes the
+/// starving GPUs' fix a `num_workers` change).
 fn sim(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
     let mut run = SimRun::new(scenario, gpus);
+    run.host = HostReading {
+        cpu_percent: Some(52.5),
+        cpu_count: Some(16),
+        memory_used_bytes: Some(41 << 30),
+        memory_total_bytes: Some(503 << 30),
+        load1: Some(8.25),
+        iowait_percent: Some(1.5),
+    };
+    run.host_detail = HostDetail {
+        per_core_percent: (0..16).map(|i| f64::from(i % 8) * 14.0).collect(),
+        ..Default::default()
+    };
     run.advance(seconds);
     run
 }
@@ -67,7 +81,7 @@ fn prices_show_what_the_time_cost() {
     // The diagnosis line: what the finding cost so far, then the fix's lead.
     let s = screen(&app, 80, 24);
     let line = rows_with(&s, "GPU 0 input starvation")[0];
-    assert!(line.contains("GPU-min, $"), "{line}");
+    assert!(line.contains("% lost · 56 GPU-s, $0.04 → "), "{line}");
     assert!(line.contains("→ num_workers 7→14"), "{line}");
     app.apply(Action::ToggleLedger);
     let s = screen(&app, 120, 40);
@@ -75,7 +89,7 @@ fn prices_show_what_the_time_cost() {
     assert!(header.contains("COST") && header.contains("LOST $"), "{header}");
     let gpu = s
         .lines()
-        .find(|l| l.contains("│0   H200"))
+        .find(|l| l.contains("│0   NVIDIA H200"))
         .unwrap_or_else(|| panic!("GPU 0's row\n{s}"));
     // 2.5 USD an hour and 0.30 a kWh over 90 s: about 6 cents of GPU time.
     assert!(gpu.contains("$0.06"), "{gpu}");
@@ -102,7 +116,7 @@ fn a_gpu_without_power_shows_no_energy_rather_than_zero() {
     let s = screen(&app, 120, 40);
     let gpu = s
         .lines()
-        .find(|l| l.contains("│0   H200"))
+        .find(|l| l.contains("│0   NVIDIA H200"))
         .unwrap_or_else(|| panic!("GPU 0's row\n{s}"));
     assert!(gpu.contains('—'), "{gpu}");
     assert!(!gpu.contains(" Wh"), "{gpu}");

@@ -97,16 +97,17 @@ const USER_COLS: [Col; 5] = [
     col("ENERGY", 9, 3),
     col("COST", 9, 6),
 ];
-/// The wide column of each table.
-const GPU_WIDE: usize = 1;
-const PROCESS_WIDE: usize = 3;
-const USER_WIDE: usize = 0;
+/// The wide column of each table, and how wide it grows at most (a command as wide as the
+/// screen, a GPU's or user's name no wider than names are, so their figures stay near them).
+const GPU_WIDE: (usize, usize) = (1, 28);
+const PROCESS_WIDE: (usize, usize) = (3, usize::MAX);
+const USER_WIDE: (usize, usize) = (0, 24);
 /// The cost columns, shown only with a price.
 const COST_TITLES: [&str; 2] = ["COST", "LOST $"];
 
 /// The columns of `cols` shown in `width` columns (a cell per shown column, `None` for the
-/// others), with the wide column at `wide` widened to what is left.
-fn fit(cols: &[Col], wide: usize, width: usize, priced: bool) -> Vec<Option<Col>> {
+/// others), with the wide column (`wide`: its position, its widest) widened to what is left.
+fn fit(cols: &[Col], wide: (usize, usize), width: usize, priced: bool) -> Vec<Option<Col>> {
     let mut shown: Vec<Option<Col>> = cols
         .iter()
         .map(|c| (priced || !COST_TITLES.contains(&c.title)).then_some(*c))
@@ -124,8 +125,8 @@ fn fit(cols: &[Col], wide: usize, width: usize, priced: bool) -> Vec<Option<Col>
         }
     }
     let spare = (width + 1).saturating_sub(used(&shown));
-    if let Some(Some(c)) = shown.get_mut(wide) {
-        c.width += spare;
+    if let Some(Some(c)) = shown.get_mut(wide.0) {
+        c.width = (c.width + spare).min(wide.1.max(c.width));
     }
     shown
 }
@@ -246,7 +247,7 @@ impl LedgerView<'_> {
                 span_s,
             } => {
                 let mut cells = vec![String::new(); GPU_COLS.len()];
-                cells[GPU_WIDE] = format!("  {}", kind.title());
+                cells[GPU_WIDE.0] = format!("  {}", kind.title());
                 cells[3] = time(*seconds);
                 cells[4] = share(*seconds, *span_s);
                 (join(&gpu, &cells), t.dim())
@@ -257,7 +258,7 @@ impl LedgerView<'_> {
                 process,
             } => {
                 let cols = fit(&PROCESS_COLS, PROCESS_WIDE, width, priced);
-                let w = cols[PROCESS_WIDE].map_or(0, |c| c.width);
+                let w = cols[PROCESS_WIDE.0].map_or(0, |c| c.width);
                 (
                     join(&cols, &self.process_cells(*index, *metered, process, w)),
                     t.text(),
@@ -276,21 +277,18 @@ impl LedgerView<'_> {
         }
     }
 
-    /// The block's title: since when, and how much was booked.
+    /// The block's title: since when, and over how long.
     fn title(&self) -> String {
         let gpus = &self.snapshot.gpus;
-        let since = gpus
-            .iter()
-            .filter_map(|g| g.ledger.since)
-            .min_by(f64::total_cmp);
-        let booked: f64 = gpus.iter().map(|g| g.ledger.span_s).sum();
-        match since {
-            Some(t) => format!(
-                " Ledger since {} UTC · {} booked ",
-                format::clock(t),
-                time(booked)
+        let since = gpus.iter().filter_map(|g| g.ledger.since).min_by(f64::total_cmp);
+        let until = gpus.iter().filter_map(|g| g.ledger.until).max_by(f64::total_cmp);
+        match (since, until) {
+            (Some(since), Some(until)) => format!(
+                " Ledger since {} UTC ({}) ",
+                format::clock(since),
+                time(until - since)
             ),
-            None => " Ledger · nothing booked yet ".to_string(),
+            _ => " Ledger · nothing booked yet ".to_string(),
         }
     }
 }
