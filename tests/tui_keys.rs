@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use support::api::{
-    map_key, Action, App, DialogStage, Focus, Overlay, ProcessIdentity, Scenario, Signal, SignalError,
-    SignalSender, Signaller, SimRun, SortKey,
+    map_key, Action, App, DialogStage, Focus, Overlay, ProcessIdentity, Scenario, Signal,
+    SignalError, SignalSender, Signaller, SimRun, SortKey,
 };
 
 fn key(c: KeyCode) -> KeyEvent {

@@ -53,13 +53,19 @@ fn ledger_view_at_two_sizes() {
         assert!(s.contains("Ledger since 12:00:00 UTC"), "{s}");
         assert!(s.contains("Esc or L closes"), "{s}");
         // Every line fits: nothing is drawn past the border.
-        assert!(s.lines().all(|l| l.chars().count() == usize::from(w)), "{s}");
+        assert!(
+            s.lines().all(|l| l.chars().count() == usize::from(w)),
+            "{s}"
+        );
         // Without a price there is no money.
         assert!(!s.contains('$') && !s.contains(" COST"), "{s}");
         // The starving GPU's loss by kind is under it.
         assert!(s.contains("input starvation"), "{s}");
         // The footer says how to leave.
-        assert!(s.lines().last().is_some_and(|l| l.contains("Esc/L close")), "{s}");
+        assert!(
+            s.lines().last().is_some_and(|l| l.contains("Esc/L close")),
+            "{s}"
+        );
         insta::assert_snapshot!(format!("ledger_{w}x{h}"), s);
     }
     // At 120×40 the processes and users are on the first page, worst first.
@@ -86,7 +92,10 @@ fn prices_show_what_the_time_cost() {
     app.apply(Action::ToggleLedger);
     let s = screen(&app, 120, 40);
     let header = rows_with(&s, "BOOKED")[0];
-    assert!(header.contains("COST") && header.contains("LOST $"), "{header}");
+    assert!(
+        header.contains("COST") && header.contains("LOST $"),
+        "{header}"
+    );
     let gpu = s
         .lines()
         .find(|l| l.contains("│0   NVIDIA H200"))
@@ -170,5 +179,7 @@ fn tiny_terminals_never_panic() {
 
 #[test]
 fn the_help_lists_the_ledger_key() {
-    assert!(BINDINGS.iter().any(|(k, what)| *k == "L" && what.contains("ledger")));
+    assert!(BINDINGS
+        .iter()
+        .any(|(k, what)| *k == "L" && what.contains("ledger")));
 }

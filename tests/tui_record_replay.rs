@@ -189,7 +189,10 @@ fn the_ledger_opens_in_a_replay_and_the_replay_keys_still_work() {
     let s = support::screen::screen(&app, 80, 24);
     assert!(s.contains("Ledger since"), "{s}");
     let wide = support::screen::screen(&app, 120, 40);
-    assert!(wide.contains("Space play") && wide.contains("[ ] seek"), "{wide}");
+    assert!(
+        wide.contains("Space play") && wide.contains("[ ] seek"),
+        "{wide}"
+    );
     assert_eq!(press(&mut app, 'L'), Action::ToggleLedger);
     assert!(!support::screen::screen(&app, 80, 24).contains("Ledger since"));
     drop(live);

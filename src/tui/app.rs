@@ -210,7 +210,8 @@ impl App {
             }
             Action::PageLedger(d) => {
                 let rows = row_count(self.displayed());
-                self.ledger_scroll.page(i64::from(d), rows, self.screen_rows)
+                self.ledger_scroll
+                    .page(i64::from(d), rows, self.screen_rows)
             }
             Action::CloseOverlay => self.overlay = None,
             Action::ScrollHelp(d) => {

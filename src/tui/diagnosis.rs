@@ -229,7 +229,15 @@ mod tests {
             energy: Some("56 Wh".into()),
             money: Some("$0.18".into()),
         };
-        let line = |w: usize| text(&finding_line_costed(Theme::colored(), &f, 0, Some(&cost), w));
+        let line = |w: usize| {
+            text(&finding_line_costed(
+                Theme::colored(),
+                &f,
+                0,
+                Some(&cost),
+                w,
+            ))
+        };
         assert_eq!(
             line(usize::MAX),
             "GPU 0 input starvation · 61% lost · 4.2 GPU-min, 56 Wh, $0.18 → num_workers 4→8: 4 workers at 99% CPU, 11 cores idle"
@@ -237,18 +245,26 @@ mod tests {
         // 78 columns: the energy goes; the fix's lead still fits.
         let l = line(78);
         assert!(
-            l.starts_with("GPU 0 input starvation · 61% lost · 4.2 GPU-min, $0.18 → num_workers 4→8"),
+            l.starts_with(
+                "GPU 0 input starvation · 61% lost · 4.2 GPU-min, $0.18 → num_workers 4→8"
+            ),
             "{l}"
         );
         // Room for the lost time only, the lead and the `…` after it.
-        let cut = format::fit_line(finding_line_costed(Theme::colored(), &f, 0, Some(&cost), 66), 66);
+        let cut = format::fit_line(
+            finding_line_costed(Theme::colored(), &f, 0, Some(&cost), 66),
+            66,
+        );
         assert_eq!(
             text(&cut),
             "GPU 0 input starvation · 61% lost · 4.2 GPU-min → num_workers 4→8…"
         );
         // Too narrow for any cost beside the lead: the line is as before.
         assert_eq!(
-            text(&format::fit_line(finding_line_costed(Theme::colored(), &f, 0, Some(&cost), 50), 50)),
+            text(&format::fit_line(
+                finding_line_costed(Theme::colored(), &f, 0, Some(&cost), 50),
+                50
+            )),
             text(&format::fit_line(finding_line(Theme::colored(), &f, 0), 50))
         );
     }

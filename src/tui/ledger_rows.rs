@@ -45,7 +45,10 @@ pub enum LedgerRow<'a> {
         process: &'a ProcessLedger,
     },
     /// Processes a GPU's full table no longer holds (their time is in the totals).
-    Dropped { gpu: u32, count: u64 },
+    Dropped {
+        gpu: u32,
+        count: u64,
+    },
     User(UserTotal),
     /// Nothing of a section booked yet.
     Empty(&'static str),
@@ -234,7 +237,9 @@ mod tests {
             .map(|u| u.gpu_seconds)
             .sum();
         assert!((by_users - by_gpus).abs() < 1e-6);
-        assert!(users.windows(2).all(|w| w[0].lost_gpu_seconds >= w[1].lost_gpu_seconds));
+        assert!(users
+            .windows(2)
+            .all(|w| w[0].lost_gpu_seconds >= w[1].lost_gpu_seconds));
     }
 
     #[test]

@@ -31,12 +31,12 @@ pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Que
 pub use gpulse::fleet::{
     dcgm, rank, refresh_once, DetectorCache, Fleet, FleetOptions, PromClient, Refresher, Source,
 };
-pub use gpulse::ledger::Prices;
 pub use gpulse::host::{
     annotate_finding, format_running, loader_evidence, process_rows, signal_target, state_name,
     unresolved_label, HostProbe, LoaderVerdict, ProcessIdentity, ProcessView, Signal, SignalError,
     Signaller, SortKey, TREE_INTERVAL_S,
 };
+pub use gpulse::ledger::Prices;
 pub use gpulse::model::{
     throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,
     HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo, UtilSampling,

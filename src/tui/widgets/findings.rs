@@ -49,7 +49,13 @@ impl DiagnosisPanel<'_> {
                 let f = worst_finding(g)?;
                 let cost = CostSoFar::of(&g.ledger, f.kind, self.prices);
                 let others = g.findings.len() - 1;
-                Some(diagnosis::finding_line_costed(t, f, others, cost.as_ref(), w))
+                Some(diagnosis::finding_line_costed(
+                    t,
+                    f,
+                    others,
+                    cost.as_ref(),
+                    w,
+                ))
             })
             .collect();
         lines.extend(self.quiet_lines());

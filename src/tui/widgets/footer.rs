@@ -84,7 +84,11 @@ impl Footer<'_> {
             Focus::Gpus => {
                 let mut keys = vec![("q", "quit"), ("?", "help")];
                 // The ledger is worth a key once some GPU has lost time.
-                if a.displayed().gpus.iter().any(|g| g.ledger.lost_gpu_seconds > 0.0) {
+                if a.displayed()
+                    .gpus
+                    .iter()
+                    .any(|g| g.ledger.lost_gpu_seconds > 0.0)
+                {
                     keys.push(("L", "ledger"));
                 }
                 if a.displayed().gpus.len() > 1 {

@@ -134,7 +134,11 @@ fn fit(cols: &[Col], wide: (usize, usize), width: usize, priced: bool) -> Vec<Op
 /// The cells of one row in the shown columns, each padded to its width.
 fn join(cols: &[Option<Col>], cells: &[String]) -> String {
     let mut out = String::new();
-    for (c, text) in cols.iter().zip(cells).filter_map(|(c, t)| c.map(|c| (c, t))) {
+    for (c, text) in cols
+        .iter()
+        .zip(cells)
+        .filter_map(|(c, t)| c.map(|c| (c, t)))
+    {
         let text = format::truncate(text, c.width);
         let pad = c.width.saturating_sub(text.chars().count());
         if !out.is_empty() {
@@ -269,7 +273,10 @@ impl LedgerView<'_> {
                 t.dim(),
             ),
             LedgerRow::User(u) => (
-                join(&fit(&USER_COLS, USER_WIDE, width, priced), &self.user_cells(u)),
+                join(
+                    &fit(&USER_COLS, USER_WIDE, width, priced),
+                    &self.user_cells(u),
+                ),
                 t.text(),
             ),
             LedgerRow::Empty(s) => (s.to_string(), t.dim()),
@@ -280,8 +287,14 @@ impl LedgerView<'_> {
     /// The block's title: since when, and over how long.
     fn title(&self) -> String {
         let gpus = &self.snapshot.gpus;
-        let since = gpus.iter().filter_map(|g| g.ledger.since).min_by(f64::total_cmp);
-        let until = gpus.iter().filter_map(|g| g.ledger.until).max_by(f64::total_cmp);
+        let since = gpus
+            .iter()
+            .filter_map(|g| g.ledger.since)
+            .min_by(f64::total_cmp);
+        let until = gpus
+            .iter()
+            .filter_map(|g| g.ledger.until)
+            .max_by(f64::total_cmp);
         match (since, until) {
             (Some(since), Some(until)) => format!(
                 " Ledger since {} UTC ({}) ",
@@ -310,7 +323,11 @@ impl Widget for &LedgerView<'_> {
             let last = (first + visible).min(rows.len());
             block.title_bottom(
                 Line::styled(
-                    format!(" rows {}–{last} of {} · ↑↓ PgUp PgDn ", first + 1, rows.len()),
+                    format!(
+                        " rows {}–{last} of {} · ↑↓ PgUp PgDn ",
+                        first + 1,
+                        rows.len()
+                    ),
                     t.dim(),
                 )
                 .alignment(Alignment::Right),
@@ -361,7 +378,10 @@ mod tests {
         let cells = ["ana", "1.5 min", "55 s", "5.6 Wh", "$0.06"].map(String::from);
         assert_eq!(
             join(&fit(&USER_COLS, USER_WIDE, 40, false), &cells),
-            format!("{:<12} {:>8} {:>8} {:>9}", "ana", "1.5 min", "55 s", "5.6 Wh")
+            format!(
+                "{:<12} {:>8} {:>8} {:>9}",
+                "ana", "1.5 min", "55 s", "5.6 Wh"
+            )
         );
     }
 }
