@@ -78,6 +78,9 @@ const GPU_COLS: [Col; 8] = [
     col("COST", 9, 6),
     col("LOST $", 9, 7),
 ];
+/// Where a kind's lost time and share go in a GPU's table.
+const GPU_LOST: usize = 3;
+const GPU_LOST_SHARE: usize = 4;
 /// Process rows: GPU, PID, user, command (wide), GPU time, lost, energy, cost.
 const PROCESS_COLS: [Col; 8] = [
     text_col("GPU", 3, 7),
@@ -252,8 +255,8 @@ impl LedgerView<'_> {
             } => {
                 let mut cells = vec![String::new(); GPU_COLS.len()];
                 cells[GPU_WIDE.0] = format!("  {}", kind.title());
-                cells[3] = time(*seconds);
-                cells[4] = share(*seconds, *span_s);
+                cells[GPU_LOST] = time(*seconds);
+                cells[GPU_LOST_SHARE] = share(*seconds, *span_s);
                 (join(&gpu, &cells), t.dim())
             }
             LedgerRow::Process {
