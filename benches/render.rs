@@ -1,6 +1,7 @@
 //! Frame render time: 8 simulated GPUs with 10 minutes of history at 200×60 (each frame drawn
-//! whole, every part of it, as after a resize: the most a frame costs), and a new snapshot to a
-//! drawn frame for 1 GPU at 80×24 and at 160×48 (only the parts that changed are drawn). Run with `cargo bench --bench render`;
+//! whole, every part of it, as after a resize: the most a frame costs; also with the ledger view
+//! open), and a new snapshot to a drawn frame for 1 GPU at 80×24 and at 160×48 (only the parts
+//! that changed are drawn). Run with `cargo bench --bench render`;
 //! `GPULSE_BENCH_PAUSE_MS=250` pauses before each snapshot-to-frame tick as the dashboard does
 //! (cold caches: the cost a real tick pays); `GPULSE_BENCH_ONLY=160x48` runs only the sections
 //! whose name holds that text (to profile one).
@@ -120,6 +121,17 @@ fn main() {
     );
     let app = App::new(run.snapshot(), 60.0, 600.0, true);
     frames("frame 80x24, 8 GPUs, window 60 s", &app, 80, 24, 1000);
+    // The ledger view (`L`) over 10 minutes of 8 GPUs, priced: its rows are built from the
+    // snapshot and the page on screen put into words on every frame while it is open.
+    let mut app = App::new(run.snapshot(), 60.0, 600.0, true);
+    app.prices = gpulse::ledger::Prices {
+        price_per_gpu_hour: Some(2.5),
+        price_per_kwh: Some(0.3),
+        currency: Some("USD".into()),
+    };
+    app.apply(gpulse::tui::Action::ToggleLedger);
+    frames("frame 200x60, 8 GPUs, ledger view", &app, 200, 60, 1000);
+    frames("frame 80x24, 8 GPUs, ledger view", &app, 80, 24, 1000);
 
     // A new snapshot to a drawn frame, one GPU at 80x24: the engine builds the snapshot, the
     // app takes it, the frame is drawn (what happens on every tick).

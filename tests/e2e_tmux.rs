@@ -88,7 +88,42 @@ fn demo_starving_shows_its_stalls_then_names_them() {
         s.contains("GPU 0 input starvation · ")
     });
     assert!(!s.contains("stalling, watching"), "{s}");
-    assert!(s.contains("% lost → "), "{s}");
+    // The share lost, what it cost so far where there is room, then the fix.
+    let line = s
+        .lines()
+        .find(|l| l.contains("GPU 0 input starvation · "))
+        .unwrap_or_default();
+    assert!(line.contains("% lost") && line.contains(" → "), "{s}");
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), 0);
+}
+
+/// `L` in a real terminal: the ledger view of a starving GPU; the diagnosis line says what the
+/// finding has cost so far (at 120 columns there is room for it beside any fix's lead); Esc
+/// closes the view.
+#[test]
+fn demo_l_opens_the_ledger_and_esc_closes_it() {
+    let t = Tmux::start(120, 40, "", "demo --scenario starving --gpus 1 --seed 1");
+    let s = t.wait_for("the starvation finding with its cost", |s| {
+        s.contains("GPU 0 input starvation · ") && s.contains(" GPU-")
+    });
+    assert!(s.contains(" L ledger "), "{s}");
+    t.keys(&["L"]);
+    let s = t.wait_for("the ledger view", |s| s.contains("Ledger since"));
+    assert!(s.contains("input starvation"), "{s}");
+    assert!(s.contains("Esc/L close"), "{s}");
+    assert!(
+        !s.contains("Processes · GPU 0"),
+        "the dashboard is behind it: {s}"
+    );
+    t.keys(&["PageDown"]);
+    t.wait_for("the processes after a page", |s| {
+        s.contains("python train.py")
+    });
+    t.keys(&["Escape"]);
+    t.wait_for("the dashboard again", |s| {
+        !s.contains("Ledger since") && s.contains("Processes · GPU 0")
+    });
     t.keys(&["q"]);
     assert_eq!(t.wait_exit(), 0);
 }
@@ -203,7 +238,8 @@ fn the_diagnosis_and_its_fix_show_at_every_size_with_1_and_8_gpus() {
                     && s.lines().any(|l| {
                         l.starts_with("│GPU ")
                             && l.contains(" input starvation · ")
-                            && l.contains("% lost → ")
+                            && l.contains("% lost")
+                            && l.contains(" → ")
                     })
             });
             if gpus == 8 {

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use support::api::{
-    map_key, Action, App, DialogStage, Focus, ProcessIdentity, Scenario, Signal, SignalError,
-    SignalSender, Signaller, SimRun, SortKey,
+    map_key, Action, App, DialogStage, Focus, Overlay, ProcessIdentity, Scenario, Signal,
+    SignalError, SignalSender, Signaller, SimRun, SortKey,
 };
 
 fn key(c: KeyCode) -> KeyEvent {
@@ -255,4 +255,32 @@ fn replay_keys_do_nothing_on_live_data() {
     }
     // On live data ← → scroll the process table's commands instead of seeking.
     assert_eq!(map_key(key(KeyCode::Left), &a), Some(Action::ScrollLeft));
+}
+
+#[test]
+fn l_opens_the_ledger_and_l_or_esc_closes_it() {
+    let mut a = app(Scenario::Mixed, 4);
+    assert_eq!(press(&mut a, ch('L')), Action::ToggleLedger);
+    assert_eq!(a.overlay, Some(Overlay::Ledger));
+    // While it is open the arrows and page keys scroll it, not the GPUs.
+    assert_eq!(press(&mut a, key(KeyCode::Down)), Action::ScrollLedger(1));
+    assert_eq!(a.ledger_scroll.first, 1);
+    assert_eq!(a.selected, 0, "the GPU selection stays");
+    assert_eq!(press(&mut a, key(KeyCode::Up)), Action::ScrollLedger(-1));
+    assert_eq!(press(&mut a, key(KeyCode::PageDown)), Action::PageLedger(1));
+    assert!(a.ledger_scroll.first > 1);
+    assert_eq!(press(&mut a, key(KeyCode::PageUp)), Action::PageLedger(-1));
+    assert_eq!(a.ledger_scroll.first, 0);
+    // Keys of the dashboard behind it do nothing.
+    assert_eq!(map_key(ch('P'), &a), None);
+    assert_eq!(map_key(ch('K'), &a), None);
+    assert_eq!(press(&mut a, ch('L')), Action::ToggleLedger);
+    assert_eq!(a.overlay, None);
+    press(&mut a, ch('L'));
+    assert_eq!(press(&mut a, key(KeyCode::Esc)), Action::ToggleLedger);
+    assert_eq!(a.overlay, None);
+    // q quits from it.
+    press(&mut a, ch('L'));
+    assert_eq!(press(&mut a, ch('q')), Action::Quit);
+    assert!(a.quit);
 }

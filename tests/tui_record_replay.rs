@@ -156,3 +156,44 @@ fn replay_keys_drive_the_player() {
     assert_eq!(app.display_now(), app.displayed().t);
     drop(live);
 }
+
+#[test]
+fn the_ledger_opens_in_a_replay_and_the_replay_keys_still_work() {
+    let samples: Vec<Sample> = snapshots(240)
+        .iter()
+        .map(|s| (*s.sample.clone().expect("sample")).clone())
+        .collect();
+    let (start, end) = (samples[0].t, samples[samples.len() - 1].t);
+    let system = (*snapshots(1)[0].system).clone();
+    let (live, control) = start_replay(system, EngineConfig::default(), samples, vec![]);
+    let session = ReplaySession {
+        control,
+        file: "run.ndjson".into(),
+        start,
+        end,
+        warnings: vec![],
+    };
+    let rx = live.snapshots.clone();
+    let mut app = App::new(rx.borrow().clone(), 60.0, 600.0, true);
+    app.live_log = false;
+    app.replay = Some(ReplayState::new(&session));
+    assert_eq!(press(&mut app, 'L'), Action::ToggleLedger);
+    assert_eq!(press(&mut app, ' '), Action::TogglePause);
+    assert!(app.replay.as_ref().is_some_and(|r| r.paused));
+    assert_eq!(press(&mut app, ']'), Action::SeekForward);
+    wait_for(&rx, "a seek 10 s forward", |s| s.t >= start + 10.0);
+    app.on_snapshot(rx.borrow().clone());
+    // The replayed engine books its ledger as the live one does.
+    let booked: f64 = app.displayed().gpus.iter().map(|g| g.ledger.span_s).sum();
+    assert!(booked > 5.0, "{booked}");
+    let s = support::screen::screen(&app, 80, 24);
+    assert!(s.contains("Ledger since"), "{s}");
+    let wide = support::screen::screen(&app, 120, 40);
+    assert!(
+        wide.contains("Space play") && wide.contains("[ ] seek"),
+        "{wide}"
+    );
+    assert_eq!(press(&mut app, 'L'), Action::ToggleLedger);
+    assert!(!support::screen::screen(&app, 80, 24).contains("Ledger since"));
+    drop(live);
+}

@@ -192,10 +192,13 @@ fn findings_are_listed_and_their_dips_marked() {
         .push(finding(FindingKind::InputStarvation, 0, start));
     let app = dashboard(Arc::new(snap), true);
     let s = screen(&app, 120, 40);
-    // One line: the verdict, the share of time lost, the fix (here the advice: no host
-    // evidence); then what was seen.
+    // One line: the verdict, the share of time lost, what it cost so far (the ledger's lost
+    // GPU time and the energy drawn in it), the fix (here the advice: no host evidence); then
+    // what was seen.
     assert!(
-        s.contains("GPU 0 input starvation · 64% lost → raise DataLoader num_workers"),
+        s.contains(
+            "GPU 0 input starvation · 64% lost · 37 GPU-s, 2.8 Wh → raise DataLoader num_workers"
+        ),
         "{s}"
     );
     assert!(s.contains("GPU 0 idle ~1.1 s every 1.7 s"), "{s}");

@@ -12,6 +12,11 @@ pub enum Action {
     CloseOverlay,
     /// Scroll the help by this many lines (positive: down).
     ScrollHelp(i16),
+    /// Open or close the ledger view.
+    ToggleLedger,
+    /// Scroll the ledger view by this many rows / pages (positive: down).
+    ScrollLedger(i32),
+    PageLedger(i32),
     SelectNext,
     SelectPrev,
     /// Select the GPU at this position (a click on its row).
@@ -81,6 +86,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("Tab  Shift-Tab", "focus the next / previous panel"),
     ("↓ j  ↑ k", "next / previous GPU, process row or event"),
     ("Enter", "show or hide the GPU's details (clocks, link)"),
+    ("L", "ledger: time, energy, cost lost by GPU, process, user"),
     ("p  Space", "pause the display (replay: pause playback)"),
     ("+ =  - _", "zoom in / out (up to the history kept)"),
     ("P", "focus the process table and back"),
@@ -107,6 +113,8 @@ pub struct KeyContext {
     pub prompt: bool,
     /// The help is shown.
     pub help: bool,
+    /// The ledger view is shown.
+    pub ledger: bool,
     pub focus: Focus,
     /// A recording is being played.
     pub replay: bool,
@@ -155,12 +163,33 @@ pub fn map_key(key: KeyEvent, ctx: &KeyContext) -> Option<Action> {
             _ => None,
         };
     }
+    if ctx.ledger {
+        return ledger_key(key.code, ctx.replay);
+    }
     if ctx.replay {
         if let Some(a) = replay_key(key.code, ctx.focus) {
             return Some(a);
         }
     }
     focus_key(key.code, ctx.focus).or_else(|| global_key(key.code))
+}
+
+/// Keys while the ledger view is shown: close, scroll, quit, pause; in a replay its controls
+/// (← → seek).
+fn ledger_key(code: KeyCode, replay: bool) -> Option<Action> {
+    match code {
+        KeyCode::Esc | KeyCode::Char('L') => Some(Action::ToggleLedger),
+        KeyCode::Char('q') | KeyCode::F(10) => Some(Action::Quit),
+        KeyCode::Down | KeyCode::Char('j') => Some(Action::ScrollLedger(1)),
+        KeyCode::Up | KeyCode::Char('k') => Some(Action::ScrollLedger(-1)),
+        KeyCode::PageDown => Some(Action::PageLedger(1)),
+        KeyCode::PageUp => Some(Action::PageLedger(-1)),
+        KeyCode::Home | KeyCode::Char('g') => Some(Action::ScrollLedger(i32::MIN)),
+        KeyCode::End | KeyCode::Char('G') => Some(Action::ScrollLedger(i32::MAX)),
+        KeyCode::Char('p') | KeyCode::Char(' ') => Some(Action::TogglePause),
+        _ if replay => replay_key(code, Focus::Gpus),
+        _ => None,
+    }
 }
 
 /// The replay controls; ← → seek unless the process table has the keys.
@@ -220,6 +249,7 @@ fn global_key(code: KeyCode) -> Option<Action> {
         KeyCode::PageDown => Some(Action::ScrollEvents(-EVENTS_PAGE)),
         KeyCode::End => Some(Action::EventsNewest),
         KeyCode::Char('P') => Some(Action::ToggleFocus),
+        KeyCode::Char('L') => Some(Action::ToggleLedger),
         KeyCode::Char('s') | KeyCode::F(6) => Some(Action::SortNext),
         KeyCode::Char('S') => Some(Action::SortReverse),
         KeyCode::Char('/') | KeyCode::F(3) | KeyCode::F(4) => Some(Action::OpenFilter),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::engine::Snapshot;
 use crate::host::{ProcessRow, Signaller};
+use crate::ledger::Prices;
 use crate::model::UnixTime;
 
 use super::action::{Action, KeyContext};
@@ -14,8 +15,10 @@ use super::background_recording::RecordingStatus;
 use super::dialog::{SignalDialog, SignalSender};
 use super::event_log;
 pub use super::focus::{Focus, Overlay};
+use super::ledger_rows::LedgerScroll;
 use super::process_table::ProcessTableState;
 use super::replay_bar::{ReplayState, SEEK_S};
+use super::widgets::ledger::row_count;
 
 /// Chart windows the zoom keys step through (seconds), cut at the retention.
 pub const ZOOM_STEPS: [f64; 9] = [
@@ -68,6 +71,12 @@ pub struct App {
     pub recording: Option<RecordingStatus>,
     /// Where `/metrics` is served, for the status line.
     pub serving: Option<SocketAddr>,
+    /// What GPU time and energy cost (the ledger's money; none without a price).
+    pub prices: Prices,
+    /// Where the ledger view is scrolled to.
+    pub ledger_scroll: LedgerScroll,
+    /// Rows of the terminal at the last frame (0: not drawn on one), for the ledger's pages.
+    pub screen_rows: u16,
     latest: Arc<Snapshot>,
     /// The snapshot held on screen while paused (sampling goes on into `latest`).
     frozen: Option<Arc<Snapshot>>,
@@ -100,6 +109,9 @@ impl App {
             replay: None,
             recording: None,
             serving: None,
+            prices: Prices::default(),
+            ledger_scroll: LedgerScroll::default(),
+            screen_rows: 0,
             latest: first,
             frozen: None,
         }
@@ -145,6 +157,7 @@ impl App {
             dialog: self.dialog.is_some(),
             prompt: self.table.prompt.is_some(),
             help: self.overlay == Some(Overlay::Help),
+            ledger: self.overlay == Some(Overlay::Ledger),
             focus: self.focus,
             replay: self.replay.is_some(),
         }
@@ -181,8 +194,24 @@ impl App {
                 self.help_scroll = 0;
                 self.overlay = match self.overlay {
                     Some(Overlay::Help) => None,
-                    None => Some(Overlay::Help),
+                    _ => Some(Overlay::Help),
                 }
+            }
+            Action::ToggleLedger => {
+                self.ledger_scroll = LedgerScroll::default();
+                self.overlay = match self.overlay {
+                    Some(Overlay::Ledger) => None,
+                    _ => Some(Overlay::Ledger),
+                }
+            }
+            Action::ScrollLedger(d) => {
+                let rows = row_count(self.displayed());
+                self.ledger_scroll.by(i64::from(d), rows, self.screen_rows)
+            }
+            Action::PageLedger(d) => {
+                let rows = row_count(self.displayed());
+                self.ledger_scroll
+                    .page(i64::from(d), rows, self.screen_rows)
             }
             Action::CloseOverlay => self.overlay = None,
             Action::ScrollHelp(d) => {

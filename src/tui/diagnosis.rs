@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use crate::engine::{GpuSnapshot, Snapshot};
 use crate::model::{Finding, FindingKind, UnixTime};
 
+use super::cost::CostSoFar;
 use super::format;
 use super::theme::Theme;
 
@@ -87,6 +88,20 @@ pub fn first_clause(advice: &str) -> &str {
 /// One finding in one line: `GPU 0 input starvation +1 · 61% lost → fix`; `others` more
 /// findings on the GPU are counted after the kind.
 pub fn finding_line(t: Theme, f: &Finding, others: usize) -> Line<'static> {
+    finding_line_costed(t, f, others, None, usize::MAX)
+}
+
+/// [`finding_line`] with what the finding has cost so far after the share lost
+/// (`· 4.2 GPU-min, $0.18`), for `width` columns: the cost's parts go (energy, money, then the
+/// lost time) where the fix's lead would not fit beside them; the evidence after the lead is
+/// what the panel cuts with `…`.
+pub fn finding_line_costed(
+    t: Theme,
+    f: &Finding,
+    others: usize,
+    cost: Option<&CostSoFar>,
+    width: usize,
+) -> Line<'static> {
     let mut spans = vec![
         Span::styled(format!("GPU {} ", f.gpu), t.text()),
         Span::styled(f.kind.title(), t.severity(f.severity)),
@@ -98,9 +113,29 @@ pub fn finding_line(t: Theme, f: &Finding, others: usize) -> Line<'static> {
         spans.push(Span::styled(" · ", t.dim()));
         spans.push(Span::styled(lost, t.text()));
     }
+    let fix = fix_text(f);
+    if let Some(c) = cost {
+        // " · " before the cost, " → " before the fix.
+        const SEPARATORS: usize = 6;
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        // The lead, and the `…` that cuts what follows it.
+        let lead = fix_lead(&fix).chars().count() + usize::from(fix_lead(&fix).len() < fix.len());
+        let room = width.saturating_sub(used + SEPARATORS + lead);
+        let text = c.text(room);
+        if text.chars().count() <= room {
+            spans.push(Span::styled(" · ", t.dim()));
+            spans.push(Span::styled(text, t.text()));
+        }
+    }
     spans.push(Span::styled(" → ", t.dim()));
-    spans.push(Span::styled(fix_text(f), t.emphasis()));
+    spans.push(Span::styled(fix, t.emphasis()));
     Line::from(spans)
+}
+
+/// The part of a fix that must stay readable: what to change, before its evidence
+/// (`num_workers 4→8` of `num_workers 4→8: 4 workers at 99% CPU`), or before a first comma.
+fn fix_lead(fix: &str) -> &str {
+    fix.split([':', ',']).next().unwrap_or(fix).trim_end()
 }
 
 /// A finding that ended, greyed: when, after how long, and what it cost in GPU time.
@@ -180,6 +215,57 @@ mod tests {
         assert_eq!(
             text(&finding_line(Theme::colored(), &f, 1)),
             "GPU 0 input starvation +1 · 61% lost → more DataLoader workers, prefetch"
+        );
+    }
+
+    #[test]
+    fn the_cost_so_far_goes_before_the_fix_and_gives_way_to_its_lead() {
+        let f = finding(
+            Some("num_workers 4→8: 4 workers at 99% CPU, 11 cores idle"),
+            "",
+        );
+        let cost = CostSoFar {
+            lost: "4.2 GPU-min".into(),
+            energy: Some("56 Wh".into()),
+            money: Some("$0.18".into()),
+        };
+        let line = |w: usize| {
+            text(&finding_line_costed(
+                Theme::colored(),
+                &f,
+                0,
+                Some(&cost),
+                w,
+            ))
+        };
+        assert_eq!(
+            line(usize::MAX),
+            "GPU 0 input starvation · 61% lost · 4.2 GPU-min, 56 Wh, $0.18 → num_workers 4→8: 4 workers at 99% CPU, 11 cores idle"
+        );
+        // 78 columns: the energy goes; the fix's lead still fits.
+        let l = line(78);
+        assert!(
+            l.starts_with(
+                "GPU 0 input starvation · 61% lost · 4.2 GPU-min, $0.18 → num_workers 4→8"
+            ),
+            "{l}"
+        );
+        // Room for the lost time only, the lead and the `…` after it.
+        let cut = format::fit_line(
+            finding_line_costed(Theme::colored(), &f, 0, Some(&cost), 66),
+            66,
+        );
+        assert_eq!(
+            text(&cut),
+            "GPU 0 input starvation · 61% lost · 4.2 GPU-min → num_workers 4→8…"
+        );
+        // Too narrow for any cost beside the lead: the line is as before.
+        assert_eq!(
+            text(&format::fit_line(
+                finding_line_costed(Theme::colored(), &f, 0, Some(&cost), 50),
+                50
+            )),
+            text(&format::fit_line(finding_line(Theme::colored(), &f, 0), 50))
         );
     }
 

@@ -32,6 +32,8 @@ impl Focus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlay {
     Help,
+    /// The waste ledger, over everything between the header and the footer.
+    Ledger,
 }
 
 #[cfg(test)]

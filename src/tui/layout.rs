@@ -218,7 +218,7 @@ pub fn layout_for(
 
 /// The diagnosis panel of this app's state.
 pub fn diagnosis_panel<'a>(
-    app: &App,
+    app: &'a App,
     snapshot: &'a Snapshot,
     list_shown: bool,
 ) -> DiagnosisPanel<'a> {
@@ -228,5 +228,6 @@ pub fn diagnosis_panel<'a>(
         selected: app.selected_gpu(),
         list_shown,
         now: app.display_now(),
+        prices: &app.prices,
     }
 }

@@ -8,6 +8,7 @@ pub mod action;
 pub mod app;
 pub mod background_recording;
 pub mod canvas;
+pub mod cost;
 pub mod diagnosis;
 pub mod dialog;
 pub mod event_log;
@@ -17,6 +18,7 @@ pub mod fleet;
 pub mod focus;
 pub mod format;
 pub mod layout;
+pub mod ledger_rows;
 pub mod mouse;
 pub mod process_table;
 pub mod replay_bar;
@@ -75,6 +77,9 @@ pub fn draw_frame<B: ratatui::backend::Backend>(
     app: &mut App,
 ) -> Result<(), B::Error> {
     app.log_events = Some(event_log::logged());
+    if let Ok(size) = terminal.backend().size() {
+        app.screen_rows = size.height;
+    }
     draw_parts(terminal, app)
 }
 
@@ -258,6 +263,7 @@ fn start_app(
         settings.readonly,
     ));
     app.serving = options.serving;
+    app.prices = settings.prices.clone();
     app.replay = options.replay.as_ref().map(replay_bar::ReplayState::new);
     match &options.replay {
         Some(r) => {

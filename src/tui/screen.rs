@@ -22,6 +22,7 @@ use super::widgets::gpu_panel::GpuPanel;
 use super::widgets::header::Header;
 use super::widgets::help::HelpOverlay;
 use super::widgets::host::HostPanel;
+use super::widgets::ledger::LedgerView;
 use super::widgets::log::LogPanel;
 use super::widgets::processes::ProcessTable;
 
@@ -53,7 +54,8 @@ use super::widgets::processes::ProcessTable;
 ///  ● REC file (N ticks)  REPLAY file 12:03:04 (+35 s of 6 min) ×2 ▶  q quit  ? help  ...
 /// ```
 ///
-/// The signal dialog and the help overlay are drawn over everything. Rows are shared as
+/// The signal dialog and the help overlay are drawn over everything; the ledger view (`L`)
+/// takes everything between the header and the footer. Rows are shared as
 /// [`layout`] says. Below [`MIN_WIDTH`]×[`MIN_HEIGHT`] it only says so.
 pub fn render(area: Rect, buf: &mut Buffer, app: &App, snapshot: &Snapshot) {
     render_on(area, buf, app, snapshot);
@@ -69,6 +71,10 @@ pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snap
         canvas.part("too-small", area, None, &mut |buf| {
             render_too_small(area, buf, theme)
         });
+        return;
+    }
+    if app.overlay == Some(Overlay::Ledger) && app.dialog.is_none() {
+        render_ledger_screen(area, canvas, app, snapshot);
         return;
     }
     if (app.dialog.is_some() || app.overlay.is_some()) && !canvas.draws_everything() {
@@ -136,6 +142,43 @@ pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snap
         .draw_on(l.events, canvas);
     }
     draw_overlays(area, canvas, app, theme);
+}
+
+/// The ledger view between the header and the footer; the panels under it are not drawn (it
+/// covers them all), and its rows are put into words only while it is shown.
+fn render_ledger_screen(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snapshot) {
+    let theme = Theme::new(app.color);
+    let header = Rect::new(area.x, area.y, area.width, 1);
+    let footer = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
+    let body = Rect::new(
+        area.x,
+        area.y + 1,
+        area.width,
+        area.height.saturating_sub(2),
+    );
+    Header {
+        snapshot,
+        theme,
+        paused: app.paused(),
+        window_s: app.window_s,
+        now: app.display_now(),
+        replay: app.replay.as_ref().map(|r| r.paused),
+    }
+    .draw_on(header, canvas);
+    Footer {
+        app,
+        t: snapshot.t,
+        theme,
+    }
+    .draw_on(footer, canvas);
+    let view = LedgerView {
+        snapshot,
+        prices: &app.prices,
+        theme,
+        scroll: app.ledger_scroll.first,
+    };
+    // Every tick books more time: the view is drawn with each snapshot.
+    canvas.part("ledger", body, None, &mut |buf| (&view).render(body, buf));
 }
 
 /// The selected GPU's panel and processes.

@@ -36,6 +36,7 @@ pub use gpulse::host::{
     unresolved_label, HostProbe, LoaderVerdict, ProcessIdentity, ProcessView, Signal, SignalError,
     Signaller, SortKey, TREE_INTERVAL_S,
 };
+pub use gpulse::ledger::Prices;
 pub use gpulse::model::{
     throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,
     HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo, UtilSampling,
@@ -48,10 +49,12 @@ pub use gpulse::pipeline::Live;
 pub use gpulse::recording::{Recorder, RecordingReader};
 pub use gpulse::sampler::Sampler;
 pub use gpulse::tui::action::BINDINGS;
-pub use gpulse::tui::app::Focus;
+pub use gpulse::tui::app::{Focus, Overlay};
 pub use gpulse::tui::background_recording::Recording;
 pub use gpulse::tui::canvas::PartsTerminal;
 pub use gpulse::tui::dialog::{DialogStage, SignalSender};
 pub use gpulse::tui::fixture::{whole_screen, SimRun, T0};
 pub use gpulse::tui::replay_bar::{ReplaySession, ReplayState};
+pub use gpulse::tui::theme::Theme;
+pub use gpulse::tui::widgets::ledger::LedgerView;
 pub use gpulse::tui::{draw_frame, init_tui_logging, map_key, render, Action, App};

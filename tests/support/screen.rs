@@ -6,7 +6,10 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::Terminal;
 
-use super::api::{render, App, Snapshot};
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+
+use super::api::{render, App, LedgerView, Snapshot, Theme};
 
 /// The dashboard over `snapshot` with its window of 60 s and history of 600 s, in colour or not,
 /// without the live log panel (its lines depend on what else this process logged).
@@ -44,4 +47,19 @@ pub fn text(buf: &Buffer) -> String {
 /// `app` drawn into a `w`×`h` terminal, as text.
 pub fn screen(app: &App, w: u16, h: u16) -> String {
     text(&draw(app, w, h))
+}
+
+/// The ledger view of `app` alone (what `L` shows between the header and the footer), drawn
+/// into a `w`×`h` buffer, as text.
+pub fn ledger_view(app: &App, w: u16, h: u16) -> String {
+    let area = Rect::new(0, 0, w, h);
+    let mut buf = Buffer::empty(area);
+    let view = LedgerView {
+        snapshot: app.displayed(),
+        prices: &app.prices,
+        theme: Theme::new(app.color),
+        scroll: app.ledger_scroll.first,
+    };
+    (&view).render(area, &mut buf);
+    text(&buf)
 }

@@ -1,15 +1,17 @@
-//! The diagnosis panel: one line per GPU with a finding (verdict, share of time lost, the fix),
-//! then what was seen and what to do for the selected GPU's finding, then findings that ended.
-//! Every line is cut with `…` at the panel's width; when rows are short, the lines at the end go
-//! first, so the worst GPU's fix is the last to go.
+//! The diagnosis panel: one line per GPU with a finding (verdict, share of time lost, what it
+//! has cost so far, the fix), then what was seen and what to do for the selected GPU's finding,
+//! then findings that ended. Every line is cut with `…` at the panel's width; when rows are
+//! short, the lines at the end go first, so the worst GPU's fix is the last to go.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 
 use crate::engine::Snapshot;
+use crate::ledger::Prices;
 use crate::model::{Finding, UnixTime};
 use crate::tui::canvas::{key_of, Canvas};
+use crate::tui::cost::CostSoFar;
 use crate::tui::diagnosis::{self, ranked_gpus, worst_finding};
 use crate::tui::format;
 use crate::tui::theme::Theme;
@@ -23,6 +25,8 @@ pub struct DiagnosisPanel<'a> {
     /// line here).
     pub list_shown: bool,
     pub now: UnixTime,
+    /// What GPU time and energy cost (the cost so far shows money only when one is set).
+    pub prices: &'a Prices,
 }
 
 /// Lines of advice shown at most.
@@ -42,7 +46,16 @@ impl DiagnosisPanel<'_> {
             .iter()
             .filter_map(|&i| {
                 let g = &s.gpus[i];
-                worst_finding(g).map(|f| diagnosis::finding_line(t, f, g.findings.len() - 1))
+                let f = worst_finding(g)?;
+                let cost = CostSoFar::of(&g.ledger, f.kind, self.prices);
+                let others = g.findings.len() - 1;
+                Some(diagnosis::finding_line_costed(
+                    t,
+                    f,
+                    others,
+                    cost.as_ref(),
+                    w,
+                ))
             })
             .collect();
         lines.extend(self.quiet_lines());

@@ -1,12 +1,12 @@
 //! The bottom line: what the dashboard is doing besides showing data (replaying, recording,
-//! serving), then the keys that matter in the current focus and mode, each saying what it does
+//! serving), then the keys that matter in the current view, focus and mode, each saying what it does
 //! now (`Enter details` / `Enter hide details`).
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::model::UnixTime;
-use crate::tui::app::{App, Focus};
+use crate::tui::app::{App, Focus, Overlay};
 use crate::tui::canvas::{key_of, Canvas};
 use crate::tui::theme::Theme;
 
@@ -47,6 +47,19 @@ impl Footer<'_> {
     pub fn keys(&self) -> Vec<(&'static str, &'static str)> {
         let a = self.app;
         let on = |b: bool, yes: &'static str, no: &'static str| if b { yes } else { no };
+        if a.overlay == Some(Overlay::Ledger) {
+            let mut keys = vec![
+                ("Esc/L", "close"),
+                ("↑↓", "scroll"),
+                ("PgUp/PgDn", "page"),
+                ("q", "quit"),
+            ];
+            match &a.replay {
+                Some(r) => keys.extend([("Space", on(r.paused, "play", "pause")), ("[ ]", "seek")]),
+                None => keys.push(("p", on(a.paused(), "resume", "pause"))),
+            }
+            return keys;
+        }
         match a.focus {
             Focus::Processes => vec![
                 ("Esc", "GPUs"),
@@ -70,6 +83,14 @@ impl Footer<'_> {
             ],
             Focus::Gpus => {
                 let mut keys = vec![("q", "quit"), ("?", "help")];
+                // The ledger is worth a key once some GPU has lost time.
+                if a.displayed()
+                    .gpus
+                    .iter()
+                    .any(|g| g.ledger.lost_gpu_seconds > 0.0)
+                {
+                    keys.push(("L", "ledger"));
+                }
                 if a.displayed().gpus.len() > 1 {
                     keys.push(("↑↓", "GPU"));
                 }

@@ -10,6 +10,7 @@ pub mod gpu_panel;
 pub mod header;
 pub mod help;
 pub mod host;
+pub mod ledger;
 pub mod log;
 pub mod panel_charts;
 pub mod processes;
