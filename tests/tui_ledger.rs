@@ -68,8 +68,8 @@ fn ledger_view_at_two_sizes() {
         );
         insta::assert_snapshot!(format!("ledger_{w}x{h}"), s);
     }
-    // At 120×40 the processes and users are on the first page, worst first.
-    let s = screen(&app, 120, 40);
+    // At 120×60 the processes and users are on the first page, worst first.
+    let s = screen(&app, 120, 60);
     assert!(s.contains("Processes, most lost first"), "{s}");
     let header = rows_with(&s, "GPU TIME")[0];
     for title in ["PID", "USER", "COMMAND", "LOST", "ENERGY"] {
@@ -87,7 +87,7 @@ fn prices_show_what_the_time_cost() {
     // The diagnosis line: what the finding cost so far, then the fix's lead.
     let s = screen(&app, 80, 24);
     let line = rows_with(&s, "GPU 0 input starvation")[0];
-    assert!(line.contains("% lost · 56 GPU-s, $0.04 → "), "{line}");
+    assert!(line.contains("% lost · 50 GPU-s, $0.04 → "), "{line}");
     assert!(line.contains("→ num_workers 7→14"), "{line}");
     app.apply(Action::ToggleLedger);
     let s = screen(&app, 120, 40);

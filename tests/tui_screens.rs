@@ -197,7 +197,7 @@ fn findings_are_listed_and_their_dips_marked() {
     // what was seen.
     assert!(
         s.contains(
-            "GPU 0 input starvation · 64% lost · 37 GPU-s, 2.8 Wh → raise DataLoader num_workers"
+            "GPU 0 input starvation · 64% lost · 31 GPU-s, 2.4 Wh → raise DataLoader num_workers"
         ),
         "{s}"
     );
