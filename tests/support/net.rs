@@ -1,7 +1,6 @@
 //! Processes and HTTP on loopback: child-process guards, free ports, tools found on PATH, a tiny
 //! HTTP client, and a simulated exporter to scrape.
 
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
