@@ -40,6 +40,12 @@ impl Input {
         }
     }
 
+    /// Whether the input reads tensor-core activity (GPM): a gpulse recording and the poller's
+    /// trace do, an nvidia-smi log does not.
+    pub fn reads_tensor_activity(self) -> bool {
+        self != Input::NvidiaSmi
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Input::Recording => "recording",
@@ -158,6 +164,20 @@ impl Label {
     /// The verdicts the label accepts: `verdict`, then `also`.
     pub fn accepted(&self) -> Vec<FindingKind> {
         self.verdict.iter().chain(&self.also).copied().collect()
+    }
+
+    /// The verdicts the label accepts from `input`: a job labelled `tensor_cores_idle` reads
+    /// `healthy` from an input without tensor-core activity, which cannot tell.
+    pub fn accepted_from(&self, input: Input) -> Vec<FindingKind> {
+        self.accepted()
+            .into_iter()
+            .map(|k| match k {
+                FindingKind::TensorCoresIdle if !input.reads_tensor_activity() => {
+                    FindingKind::Healthy
+                }
+                k => k,
+            })
+            .collect()
     }
 
     /// How soon a starving job must be named from `input`: the label's bound for it, else
