@@ -111,6 +111,9 @@ pub struct Label {
     #[serde(default)]
     pub why: String,
     pub start: f64,
+    /// In a recording of several jobs: when the job's process began working on the GPU, where
+    /// its start-up (model load, algorithm search, warm-up) ran long before `start`.
+    pub process_start: Option<f64>,
     pub end: Option<f64>,
     pub onset: Option<f64>,
     pub recovered: Option<f64>,
@@ -151,6 +154,11 @@ pub const NAMED_WITHIN_S: f64 = 15.0;
 pub const PERIOD_TOLERANCE: f64 = 0.15;
 
 impl Label {
+    /// Where the job's own findings may begin: its process's start, else `start`.
+    pub fn own_from(&self) -> f64 {
+        self.process_start.unwrap_or(self.start)
+    }
+
     /// When the job's bottleneck began: `onset`, else `start`.
     pub fn begin(&self) -> f64 {
         self.onset.unwrap_or(self.start)
