@@ -38,9 +38,8 @@ pub fn priority(kind: FindingKind) -> usize {
 /// judge); when busy on enough evidence (a mean at or above `idle_util` from at least
 /// `busy_evidence_s` of activity, not a lone blip), `tensor_cores_idle` while that information
 /// finding is active (busy, but slower than it could be), else `healthy`; `stalling` when work
-/// keeps coming in bursts
-/// (`min_bursts`) to a GPU holding a context (a job waiting between batches is neither idle nor
-/// healthy); else `idle`.
+/// keeps coming in bursts (`min_bursts`) to a GPU holding a context (a job waiting between
+/// batches is neither idle nor healthy); else `idle`.
 fn base_verdict(
     active: &[Finding],
     gpu: u32,
