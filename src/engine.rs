@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::detector::{Detector, DetectorConfig, FindingEvent};
+use crate::detector::{priority, Detector, DetectorConfig, FindingEvent};
 use crate::history::{GpuHistory, TickMetrics};
 use crate::ledger::{GpuLedger, LedgerBook, TickInput};
 use crate::model::{
@@ -372,6 +372,10 @@ impl Engine {
                     .filter(|f| f.gpu == g.info.index)
                     .cloned()
                     .collect();
+                // The most important first, as the verdict ranks them: a starving fp32 job reads
+                // its starvation before its idle tensor cores.
+                g.findings
+                    .sort_by_key(|f| (std::cmp::Reverse(f.severity), priority(f.kind)));
             } else if !refresh {
                 break;
             }

@@ -13,6 +13,7 @@ const LOADER_8_WORKERS: &str = "resnet50-batch-128-loader-8-workers-8ms-per-samp
 const LOADER_4_WORKERS: &str = "resnet50-batch-128-loader-4-workers-12ms-per-sample";
 const HEALTHY: &str = "resnet50-batch-256-data-on-gpu-25s";
 const IDLE: &str = "idle-no-process";
+const FP32: &str = "transformer-lm-fp32";
 
 fn fixture(name: &str) -> PathBuf {
     support::fixture("smi").join(name)
@@ -39,6 +40,31 @@ fn text_report_names_the_verdict_the_evidence_and_the_fix() {
         .stdout(predicate::str::contains("utilization mean 20%"))
         // Local time of the log, here UTC.
         .stdout(predicate::str::contains("2026-12-02 13:28:3"));
+}
+
+/// An nvidia-smi log has no tensor-core activity: the report says the check was not made, and
+/// the busy fp32 job reads healthy there, never tensor cores idle; its recording names it.
+#[test]
+fn an_nvidia_smi_log_says_tensor_cores_were_not_judged() {
+    gpulse_in("UTC")
+        .arg("analyze")
+        .arg(smi_log(FP32))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("GPU 0: healthy"))
+        .stdout(predicate::str::contains(
+            "cannot judge: no tensor-core activity in the file",
+        ))
+        .stdout(predicate::str::contains("tensor cores idle").not());
+    let v = analyze_json(&[&Folder::open(FP32).recording()], "UTC");
+    let g = &v["gpus"][0];
+    assert_eq!(g["verdict"], "tensor_cores_idle", "{g}");
+    assert!(g.get("limits").is_none(), "{g}");
+    let text = g["findings"][0]["summary"].as_str().expect("summary");
+    assert!(
+        text.starts_with("SM activity 9") && text.contains("tensor cores 3.0%"),
+        "{text}"
+    );
 }
 
 #[test]

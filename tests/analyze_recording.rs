@@ -98,6 +98,35 @@ fn a_mixed_recording_names_each_gpu_by_its_job() {
 }
 
 #[test]
+fn a_simulated_fp32_job_reads_tensor_cores_idle_as_information_without_time_lost() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("fp32.ndjson");
+    sim_recording(&path, Scenario::Fp32, 30.0);
+    let v = json(&path);
+    assert_eq!(verdicts(&v), ["tensor_cores_idle"; 3], "{v}");
+    let g = &v["gpus"][0];
+    let f = &g["findings"][0];
+    assert_eq!(f["kind"], "tensor_cores_idle", "{f}");
+    assert_eq!(f["severity"], "info", "{f}");
+    assert!(f.get("lost_fraction").is_none(), "{f}");
+    assert_eq!(g["stats"]["time_lost_s"], 0.0, "{g}");
+    let advice = f["advice"].as_str().expect("advice");
+    for switch in [
+        "torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16)",
+        "torch.set_float32_matmul_precision(\"high\")",
+        "jax.default_matmul_precision",
+        "tf.keras.mixed_precision.set_global_policy(\"mixed_bfloat16\")",
+        "3.0× faster with TF32",
+    ] {
+        assert!(advice.contains(switch), "{switch}: {advice}");
+    }
+    // Healthy GPUs, whose tensor cores work, read healthy.
+    let healthy = dir.path().join("healthy.ndjson");
+    sim_recording(&healthy, Scenario::Healthy, 30.0);
+    assert_eq!(verdicts(&json(&healthy)), ["healthy"; 3]);
+}
+
+#[test]
 fn gpulse_record_output_is_read_back_by_analyze() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("rec.ndjson.zst");

@@ -150,10 +150,10 @@ fn verdict_is_the_finding_covering_most_of_the_span() {
     let path = file(LOADER_8_WORKERS_POLLED, Input::NvidiaSmi);
     let r = analyze_path(&path, None, &cfg).expect("analyze");
     let g = &r.gpus[0];
-    let end = r.end.expect("end");
-    assert_eq!(verdict_over(&g.findings, end, true), g.verdict);
-    assert_eq!(verdict_over(&[], end, true), FindingKind::Healthy);
-    assert_eq!(verdict_over(&[], end, false), FindingKind::Idle);
+    let span = (r.start.expect("start"), r.end.expect("end"));
+    assert_eq!(verdict_over(&g.findings, span, true), g.verdict);
+    assert_eq!(verdict_over(&[], span, true), FindingKind::Healthy);
+    assert_eq!(verdict_over(&[], span, false), FindingKind::Idle);
     let f = &g.findings[0];
     assert!(f.start <= f.detected_at);
     assert!(

@@ -375,3 +375,49 @@ fn a_pattern_ends_with_the_job_that_held_the_gpu() {
         snapshot.gpus[0].findings
     );
 }
+
+/// `busy(40)` computing in fp32: SM activity 97%, tensor cores 0.5%, DRAM bandwidth 10%.
+fn fp32(on: bool) -> Metrics {
+    let (util, sm, tensor, dram) = if on {
+        (100.0, 97.0, 0.5, 10.0)
+    } else {
+        (0.0, 0.0, 0.0, 0.0)
+    };
+    Metrics {
+        util_gpu: Some(util),
+        sm_active: Some(sm),
+        tensor_active: Some(tensor),
+        dram_active: Some(dram),
+        ..busy(40)
+    }
+}
+
+/// A busy fp32 job reads tensor cores idle (information, no time lost) in place of healthy; a
+/// starving fp32 job has both problems, and the snapshot says the starvation first.
+#[test]
+fn busy_fp32_reads_tensor_cores_idle_and_a_starving_one_is_starving_first() {
+    let (e, raised) = run(1, 30.0, |_, _| fp32(true));
+    let tensor: Vec<_> = raised
+        .iter()
+        .filter(|r| r.0 == FindingKind::TensorCoresIdle)
+        .collect();
+    assert_eq!(tensor.len(), 1, "{raised:?}");
+    assert_eq!(tensor[0].2, Severity::Info);
+    assert!(tensor[0].3 <= 8.0, "{raised:?}");
+    let snap = e.snapshot();
+    assert_eq!(snap.gpus[0].verdict, FindingKind::TensorCoresIdle);
+    assert_eq!(snap.gpus[0].findings[0].evidence.lost_fraction, None);
+
+    // Computing 1 s of every 4 s: starving, and fp32 whenever it computes.
+    let (e, raised) = run(1, 40.0, |_, t| fp32(t % 4.0 < 1.0));
+    let kinds: Vec<FindingKind> = raised.iter().map(|r| r.0).collect();
+    assert!(kinds.contains(&FindingKind::TensorCoresIdle), "{raised:?}");
+    let snap = e.snapshot();
+    let g = &snap.gpus[0];
+    assert_eq!(g.verdict, FindingKind::InputStarvation, "{raised:?}");
+    let order: Vec<FindingKind> = g.findings.iter().map(|f| f.kind).collect();
+    assert_eq!(
+        order,
+        [FindingKind::InputStarvation, FindingKind::TensorCoresIdle]
+    );
+}

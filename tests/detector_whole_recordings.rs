@@ -390,8 +390,9 @@ fn describe(found: &[&Finding], begin: f64) -> String {
 
 /// A finding belongs to the job it was seen in. Every recording of several jobs replayed tick by
 /// tick as the dashboard runs it, for each job whose entry bounds it (`findings_end_within_s`):
-/// every finding raised while the job ran ends within that many seconds after the job's end;
-/// from that many seconds after its start the GPU carries no finding raised before it and its
+/// every finding raised while the job ran (from its `process_start` where its start-up ran long
+/// before its start mark) ends within that many seconds after the job's end; from that many
+/// seconds after its start the GPU carries no finding raised before it and its
 /// verdict is never the kind of one; no finding of a kind its entry's `not` lists is raised
 /// while it runs; and where the entry says so, the job's own verdict (its folder's label) is
 /// raised within `verdict_within_s` of its onset (else start).
@@ -426,7 +427,9 @@ fn check_own_findings(
 ) {
     let within = l.findings_end_within_s.unwrap_or(0.0);
     let name = format!("{}: {}", whole.name, l.job);
-    let raised_during = |f: &&Finding| (l.start..=l.end()).contains(&f.detected_at);
+    // The job's start-up before its start mark is the job's own (`process_start`).
+    let from = l.own_from();
+    let raised_during = |f: &&Finding| (from..=l.end()).contains(&f.detected_at);
     let own: Vec<&Finding> = found.iter().filter(raised_during).collect();
     let late: Vec<&&Finding> = own
         .iter()
@@ -436,14 +439,14 @@ fn check_own_findings(
     let clean_from = l.start + within;
     let carried: Vec<&Finding> = found
         .iter()
-        .filter(|f| f.detected_at < l.start && f.end.is_none_or(|e| e > clean_from))
+        .filter(|f| f.detected_at < from && f.end.is_none_or(|e| e > clean_from))
         .collect();
     assert!(carried.is_empty(), "{name}: carried in: {carried:?}");
     let wrong: Vec<&&Finding> = own.iter().filter(|f| l.not.contains(&f.kind)).collect();
     assert!(wrong.is_empty(), "{name}: {wrong:?}");
     let before: Vec<FindingKind> = found
         .iter()
-        .filter(|f| f.detected_at < l.start)
+        .filter(|f| f.detected_at < from)
         .map(|f| f.kind)
         .collect();
     let shown = verdicts

@@ -103,6 +103,9 @@ struct UtilCounts {
     /// Any SM activity reading; any power limit.
     sm_read: bool,
     limit_read: bool,
+    /// Any tick reading SM, tensor-core and DRAM activity together (what tensor cores idle
+    /// needs).
+    tensor_read: bool,
 }
 
 impl UtilCounts {
@@ -116,6 +119,7 @@ impl UtilCounts {
             busy_power_w: None,
             sm_read: false,
             limit_read: false,
+            tensor_read: false,
         }
     }
 
@@ -124,6 +128,8 @@ impl UtilCounts {
         let m = &g.metrics;
         self.sm_read |= m.sm_active.is_some();
         self.limit_read |= m.power_limit_w.is_some();
+        self.tensor_read |=
+            m.sm_active.is_some() && m.tensor_active.is_some() && m.dram_active.is_some();
         if m.util_gpu.is_some_and(|u| u >= busy_util) {
             self.busy_ticks += 1;
             if let Some(p) = m.power_w {
@@ -134,18 +140,26 @@ impl UtilCounts {
 
     /// What the file cannot show of a GPU (described by `dev`) that was busy: without SM
     /// activity or a power limit, whether full utilization is real work is judged only against
-    /// the most power the GPU drew busy in the file.
-    fn limits(&self, dev: &DeviceInfo) -> Vec<String> {
+    /// the most power the GPU drew busy in the file; without tensor-core activity (`active`: the
+    /// GPU worked at all), whether its work used the tensor cores is not judged.
+    fn limits(&self, dev: &DeviceInfo, active: bool) -> Vec<String> {
+        let mut out = Vec::new();
         let blind = self.busy_ticks >= 8
             && !self.sm_read
             && !self.limit_read
             && dev.power_limit_watts.is_none();
-        match (blind, self.busy_power_w) {
-            (true, Some(p)) => vec![format!(
+        if let (true, Some(p)) = (blind, self.busy_power_w) {
+            out.push(format!(
                 "no SM activity or power limit in the file: busy but idle is judged only against the most power this GPU drew at full utilization here ({p:.0} W); log power.limit (or record with gpulse) to judge it from the first job"
-            )],
-            _ => Vec::new(),
+            ));
         }
+        if active && !self.tensor_read {
+            out.push(
+                "no tensor-core activity in the file (an nvidia-smi log, AMD and GPUs before Hopper do not report it): whether the work used the tensor cores (tensor_cores_idle) is not judged; record with gpulse on a Hopper or newer GPU to judge it"
+                    .to_string(),
+            );
+        }
+        out
     }
 
     /// The reading's driver windows, or its tick reading without them.
@@ -312,10 +326,10 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
             GpuReport {
                 index: d.index,
                 name: d.name.clone(),
-                verdict: verdict_over(&findings, last, busy),
+                verdict: verdict_over(&findings, (run.start.unwrap_or(last), last), busy),
                 timeline: timeline.finish(last),
                 stats: counts.stats(span, time_lost(&findings, last)),
-                limits: counts.limits(d),
+                limits: counts.limits(d, busy),
                 findings,
                 ledger: LedgerReport::new(engine.ledger(pos).unwrap_or(&Default::default())),
             }

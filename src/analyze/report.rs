@@ -123,8 +123,14 @@ pub fn covered(mut spans: Vec<(f64, f64)>) -> f64 {
     total + cur.map_or(0.0, |(ca, cb)| cb - ca)
 }
 
-/// The kind of warn/high finding covering most of the span; with none, healthy if busy, else idle.
-pub fn verdict_over(findings: &[Finding], last: UnixTime, busy: bool) -> FindingKind {
+/// The file's verdict over `(first, last)`: the kind of warn or high finding covering most of
+/// it; with none, `tensor_cores_idle` when that information finding covers at least half of it
+/// (a busy job slower than it could be), else healthy if busy, else idle.
+pub fn verdict_over(
+    findings: &[Finding],
+    (first, last): (UnixTime, UnixTime),
+    busy: bool,
+) -> FindingKind {
     let mut spans: Vec<(FindingKind, Vec<(f64, f64)>)> = Vec::new();
     for f in findings.iter().filter(|f| f.severity >= Severity::Warn) {
         let span = span_of(f, last);
@@ -133,19 +139,31 @@ pub fn verdict_over(findings: &[Finding], last: UnixTime, busy: bool) -> Finding
             None => spans.push((f.kind, vec![span])),
         }
     }
-    spans
+    let named = spans
         .into_iter()
         .map(|(kind, s)| (kind, covered(s)))
         .max_by(|a, b| {
             a.1.total_cmp(&b.1)
                 .then_with(|| priority(b.0).cmp(&priority(a.0)))
         })
-        .map(|c| c.0)
-        .unwrap_or(if busy {
-            FindingKind::Healthy
-        } else {
-            FindingKind::Idle
-        })
+        .map(|c| c.0);
+    if let Some(kind) = named {
+        return kind;
+    }
+    let tensor_idle = covered(
+        findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::TensorCoresIdle)
+            .map(|f| span_of(f, last))
+            .collect(),
+    );
+    if busy && tensor_idle >= 0.5 * (last - first) && tensor_idle > 0.0 {
+        FindingKind::TensorCoresIdle
+    } else if busy {
+        FindingKind::Healthy
+    } else {
+        FindingKind::Idle
+    }
 }
 
 #[cfg(test)]
@@ -209,9 +227,39 @@ mod tests {
             finding(FindingKind::ErraticStalls, 0.0, Some(40.0), Some(0.3)),
             finding(FindingKind::PeriodicStall, 40.0, Some(70.0), Some(0.1)),
         ];
-        assert_eq!(verdict_over(&f, 100.0, true), FindingKind::ErraticStalls);
+        assert_eq!(
+            verdict_over(&f, (0.0, 100.0), true),
+            FindingKind::ErraticStalls
+        );
         f[2].end = Some(90.0);
-        assert_eq!(verdict_over(&f, 100.0, true), FindingKind::PeriodicStall);
+        assert_eq!(
+            verdict_over(&f, (0.0, 100.0), true),
+            FindingKind::PeriodicStall
+        );
         assert_eq!(covered(vec![(0.0, 1.0), (0.5, 2.0), (3.0, 4.0)]), 3.0);
+    }
+
+    #[test]
+    fn idle_tensor_cores_over_most_of_a_busy_file_are_its_verdict_unless_worse_is_found() {
+        let mut tensor = finding(FindingKind::TensorCoresIdle, 10.0, Some(70.0), None);
+        tensor.severity = Severity::Info;
+        let span = (0.0, 100.0);
+        assert_eq!(
+            verdict_over(&[tensor.clone()], span, true),
+            FindingKind::TensorCoresIdle
+        );
+        // Under half of the file: healthy.
+        tensor.end = Some(40.0);
+        assert_eq!(
+            verdict_over(&[tensor.clone()], span, true),
+            FindingKind::Healthy
+        );
+        // A starving fp32 job: starvation first, tensor cores idle among its findings.
+        tensor.end = None;
+        let starving = finding(FindingKind::InputStarvation, 20.0, Some(30.0), Some(0.5));
+        assert_eq!(
+            verdict_over(&[tensor, starving], span, true),
+            FindingKind::InputStarvation
+        );
     }
 }

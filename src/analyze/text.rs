@@ -36,6 +36,8 @@ pub fn verdict_mark(kind: FindingKind) -> char {
         FindingKind::Pending => '?',
         FindingKind::Idle => '.',
         FindingKind::Healthy => '=',
+        // Busy, but slower than it could be: a thinner bar than healthy.
+        FindingKind::TensorCoresIdle => '-',
         FindingKind::Stalling => '~',
         FindingKind::InputStarvation => 'S',
         FindingKind::ErraticStalls => 'E',

@@ -41,6 +41,8 @@ pub enum Scenario {
     HostBound,
     /// Memory held by a process that computes almost nothing.
     MemoryIdle,
+    /// Training in plain fp32: the SMs busy on the CUDA cores, the tensor cores idle.
+    Fp32,
     /// A different job on each GPU (starving, healthy, checkpoint, memory-idle, ...).
     #[default]
     Mixed,
@@ -56,6 +58,7 @@ impl Scenario {
             Scenario::Checkpoint => "checkpoint",
             Scenario::HostBound => "host-bound",
             Scenario::MemoryIdle => "memory-idle",
+            Scenario::Fp32 => "fp32",
             Scenario::Mixed => "mixed",
             Scenario::Idle => "idle",
         }
@@ -233,6 +236,12 @@ impl Job {
                     let pause = self.rng.range(2.3, 2.7);
                     self.push(pause, 0.0, 0.0, 0.0, 0.0);
                 }
+                Scenario::Fp32 => {
+                    let run = self.rng.range(2.0, 6.0);
+                    self.push(run, 0.995, 0.96, 40e6, 2e6);
+                    let gap = self.rng.range(0.02, 0.07);
+                    self.push(gap, 0.0, 0.0, 0.0, 0.0);
+                }
                 Scenario::HostBound => {
                     let run = self.rng.range(3.0, 8.0);
                     let level = self.rng.range(0.11, 0.17);
@@ -406,6 +415,13 @@ impl SimDevice {
         let sm_active = self.job.mean((rel - 0.25).max(0.0), rel.max(0.001), |s| {
             s.level * s.sm_eff
         });
+        // The share of SM activity on the tensor cores: 45% for mixed-precision training (the
+        // H200's bf16 jobs read 28–36% tensor at 77–87% SM), 2% for plain fp32 (0–3%).
+        let tensor_share = if self.job.kind == Scenario::Fp32 {
+            0.02
+        } else {
+            0.45
+        };
         let rx = self
             .job
             .mean((rel - 0.25).max(0.0), rel.max(0.001), |s| s.rx_bps);
@@ -506,7 +522,7 @@ impl SimDevice {
                 sm_active: Some((sm_active * 1000.0).round() / 10.0),
                 sm_occupancy: Some((sm_active * 600.0).round() / 10.0),
                 energy_j: Some((self.energy_j * 1000.0).round() / 1000.0),
-                tensor_active: Some((sm_active * 450.0).round() / 10.0),
+                tensor_active: Some((sm_active * tensor_share * 1000.0).round() / 10.0),
                 dram_active: Some((recent * 350.0).round() / 10.0),
                 throttle: Some(bits),
             },

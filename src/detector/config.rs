@@ -229,6 +229,20 @@ detector_config! {
     /// Imbalance: per-GPU mean utilizations differing by more than this many points.
     imbalance_points: f64 = 10.0, [1.0, 100.0] " points";
 
+    // --- Tensor cores (GPM on Hopper and newer, DCGM profiling) ---
+    /// Tensor cores idle: a tick whose SM activity (percent) is at least this is busy with
+    /// compute; the rule judges only such ticks, so a job's waits do not hide its precision.
+    tensor_idle_min_sm: f64 = 80.0, [1.0, 100.0] " percent";
+    /// Tensor cores idle: ticks busy with compute (`tensor_idle_min_sm`) the rules window needs
+    /// before the rule judges.
+    tensor_idle_min_ticks: usize = 8, [1.0, 10000.0] "";
+    /// Tensor cores idle: the compute ticks' mean tensor-core activity (percent) is below this
+    /// (fp32 matmuls read 0–3%, TF32, bf16 and fp16 work 8% and more).
+    tensor_idle_max_tensor: f64 = 5.0, [0.0, 100.0] " percent";
+    /// Tensor cores idle is not raised when the compute ticks' mean DRAM bandwidth (percent) is
+    /// at least this: a bandwidth-bound job would not run faster on the tensor cores.
+    tensor_idle_max_dram: f64 = 60.0, [0.0, 100.0] " percent";
+
     // --- Jobs ---
     /// Memory in use below this (MiB) means no process holds a context: the job has ended.
     no_context_mib: f64 = 128.0, [0.0, 65536.0] " MiB";

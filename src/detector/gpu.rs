@@ -109,14 +109,24 @@ impl GpuState {
         self.quiet(t, cfg) || self.pattern_goes_on(t, cfg)
     }
 
-    /// A raised starvation or periodic-stall finding is the GPU's only track, the last analysis
+    /// The tracks of kinds judged on the window's analysis: every kind but tensor cores idle,
+    /// which the tick readings alone decide, so it never keeps an analysis from being reused.
+    fn window_tracks(&self) -> impl Iterator<Item = (&FindingKind, &Track)> {
+        self.tracks
+            .iter()
+            .filter(|(k, _)| **k != FindingKind::TensorCoresIdle)
+    }
+
+    /// A raised starvation or periodic-stall finding is the GPU's only track (beside tensor
+    /// cores idle), the last analysis
     /// found its period, less than one period (and `reuse_s`) has passed, and the samples since
     /// hold both a dip and a busy reading of that analysis's bands: the pattern is still there.
     /// The rules then run on the last analysis; a stretch without dips or without work analyses
     /// again at once, so clearing is not delayed.
     fn pattern_goes_on(&self, t: UnixTime, cfg: &DetectorConfig) -> bool {
-        let periodic_only = !self.tracks.is_empty()
-            && self.tracks.iter().all(|(k, tr)| {
+        let mut window_tracks = self.window_tracks().peekable();
+        let periodic_only = window_tracks.peek().is_some()
+            && window_tracks.all(|(k, tr)| {
                 tr.raised && matches!(k, FindingKind::InputStarvation | FindingKind::PeriodicStall)
             });
         periodic_only
@@ -134,7 +144,7 @@ impl GpuState {
     /// `reuse_band` of its busy level: no dip of any band can have begun. It keeps that analysis
     /// for up to `reuse_s`; the tick rules still run on fresh readings every evaluation.
     fn quiet(&self, t: UnixTime, cfg: &DetectorConfig) -> bool {
-        self.tracks.is_empty()
+        self.window_tracks().next().is_none()
             && t - self.analysed_at < cfg.reuse_s
             && self.analysis.as_ref().is_some_and(|a| {
                 a.busy_level >= cfg.reuse_min_busy

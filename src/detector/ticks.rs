@@ -36,6 +36,41 @@ pub struct TickSummary {
     /// The most power the GPU drew on a tick at or above `busy_util`, over everything the
     /// detector has seen of it (not only the rules window).
     pub busy_power_peak: Option<f64>,
+    /// The ticks busy with compute (SM activity at least `tensor_idle_min_sm`, with tensor and
+    /// DRAM activity read).
+    pub compute: ComputeTicks,
+}
+
+/// The ticks busy with compute (SM activity at least `tensor_idle_min_sm`) that also read
+/// tensor-core and DRAM activity: how many, and their mean SM, tensor and DRAM activity
+/// (percent). None of them on a source that does not read the three.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ComputeTicks {
+    pub ticks: usize,
+    pub sm_mean: f64,
+    pub tensor_mean: f64,
+    pub dram_mean: f64,
+}
+
+impl ComputeTicks {
+    #[inline]
+    fn add(&mut self, sm: f64, tensor: f64, dram: f64) {
+        self.ticks += 1;
+        self.sm_mean += sm;
+        self.tensor_mean += tensor;
+        self.dram_mean += dram;
+    }
+
+    /// The sums added turned into means.
+    fn finish(mut self) -> Self {
+        if self.ticks > 0 {
+            let n = self.ticks as f64;
+            self.sm_mean /= n;
+            self.tensor_mean /= n;
+            self.dram_mean /= n;
+        }
+        self
+    }
 }
 
 /// How far memory in use may move from `bytes` and still be steady (`mem_steady_share` of it,
@@ -130,6 +165,13 @@ pub fn summarise(
             if s.power_limit.is_none() {
                 s.power_limit = m.power_limit_w;
             }
+            if let (Some(sm), Some(tensor), Some(dram)) =
+                (m.sm_active, m.tensor_active, m.dram_active)
+            {
+                if sm >= cfg.tensor_idle_min_sm {
+                    s.compute.add(sm, tensor, dram);
+                }
+            }
             if let Some(used) = m.mem_used_bytes {
                 let last = match s.mem_used_last {
                     Some(last) => last,
@@ -171,6 +213,7 @@ pub fn summarise(
     s.sm_mean = sm.get();
     s.power_mean = power.get();
     s.rx_mean = rx.get();
+    s.compute = s.compute.finish();
     s
 }
 

@@ -6,8 +6,9 @@ use super::signal::Analysis;
 use super::DetectorConfig;
 use crate::model::{Finding, FindingKind, Severity, UnixTime, Watch};
 
-/// Kinds in the order a verdict prefers them when severities tie.
-const PRIORITY: [FindingKind; 12] = [
+/// Kinds in the order a verdict prefers them when severities tie. Tensor cores idle, lost speed
+/// rather than lost time, comes last: a starving fp32 job is starving first.
+const PRIORITY: [FindingKind; 13] = [
     FindingKind::InputStarvation,
     FindingKind::ErraticStalls,
     FindingKind::TransferBound,
@@ -20,6 +21,7 @@ const PRIORITY: [FindingKind; 12] = [
     FindingKind::PcieDegraded,
     FindingKind::SingleGpuBusy,
     FindingKind::Imbalance,
+    FindingKind::TensorCoresIdle,
 ];
 
 /// Rank of a kind in the verdict's order of preference (lower is preferred).
@@ -33,10 +35,11 @@ pub fn priority(kind: FindingKind) -> usize {
 /// The verdict of `gpu` before the stall watch: its active warn or high finding of the highest
 /// severity, then by [`priority`]. Without one: `idle` when no process holds a context on it;
 /// `pending` while the current job has less than `min_span_s` of readings (too little to
-/// judge); `healthy` when busy on enough evidence (a mean at or above `idle_util` from at least
-/// `busy_evidence_s` of activity, not a lone blip); `stalling` when work keeps coming in bursts
-/// (`min_bursts`) to a GPU holding a context (a job waiting between batches is neither idle nor
-/// healthy); else `idle`.
+/// judge); when busy on enough evidence (a mean at or above `idle_util` from at least
+/// `busy_evidence_s` of activity, not a lone blip), `tensor_cores_idle` while that information
+/// finding is active (busy, but slower than it could be), else `healthy`; `stalling` when work
+/// keeps coming in bursts (`min_bursts`) to a GPU holding a context (a job waiting between
+/// batches is neither idle nor healthy); else `idle`.
 fn base_verdict(
     active: &[Finding],
     gpu: u32,
@@ -59,7 +62,14 @@ fn base_verdict(
     }
     let r = &state.recent;
     let busy = r.mean.is_some_and(|m| m >= cfg.idle_util) && r.active_s >= cfg.busy_evidence_s;
-    if busy {
+    let tensor_idle = || {
+        active
+            .iter()
+            .any(|f| f.gpu == gpu && f.kind == FindingKind::TensorCoresIdle)
+    };
+    if busy && tensor_idle() {
+        FindingKind::TensorCoresIdle
+    } else if busy {
         FindingKind::Healthy
     } else if state.holds_memory && r.bursts >= cfg.min_bursts {
         FindingKind::Stalling
@@ -69,8 +79,9 @@ fn base_verdict(
 }
 
 /// The verdict of `gpu` at `t`, with its stall watch updated. The verdict never contradicts the
-/// watch: a GPU without a finding whose watch shows stalls is `stalling` until their cause is
-/// named, however busy it reads between them.
+/// watch: a GPU without a warn or high finding whose watch shows stalls is `stalling` until their
+/// cause is named, however busy it reads between them (tensor cores idle stays among its
+/// findings).
 pub(super) fn decide(
     active: &[Finding],
     gpu: u32,
@@ -79,8 +90,10 @@ pub(super) fn decide(
     cfg: &DetectorConfig,
 ) -> FindingKind {
     let base = base_verdict(active, gpu, state, cfg);
-    let unnamed = matches!(base, FindingKind::Healthy | FindingKind::Stalling)
-        || (base == FindingKind::Idle && state.holds_memory && !state.job.no_context());
+    let unnamed = matches!(
+        base,
+        FindingKind::Healthy | FindingKind::TensorCoresIdle | FindingKind::Stalling
+    ) || (base == FindingKind::Idle && state.holds_memory && !state.job.no_context());
     update_watch(state, unnamed, t, cfg);
     if unnamed && state.watch.is_some() {
         FindingKind::Stalling

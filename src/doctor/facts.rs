@@ -45,6 +45,8 @@ pub struct GpuFacts {
     pub pcie_gen_max: Option<u32>,
     pub pcie_width_max: Option<u32>,
     pub compute_mode: Option<String>,
+    /// CUDA compute capability (major, minor).
+    pub compute_capability: Option<(u32, u32)>,
     /// (current, pending after reset); `None` where the GPU has no MIG.
     pub mig: Option<(bool, bool)>,
     /// Uncorrected ECC errors since the driver loaded (volatile).
@@ -120,6 +122,8 @@ impl DoctorFacts for SimFacts {
             let mut g = GpuFacts::from_info(info);
             g.persistence = Some(true);
             g.compute_mode = Some("Default".to_string());
+            // The simulator models H200s.
+            g.compute_capability = Some((9, 0));
             g.mig = Some((false, false));
             g.ecc_uncorrected = Some(0);
             g.remapped_uncorrectable = Some(0);

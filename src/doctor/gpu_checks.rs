@@ -33,6 +33,8 @@ pub fn gpu_checks(o: &GpuObservation, simulated: bool) -> Vec<Check> {
         None => Check::new(n("compute mode"), Status::Unknown, "could not be read"),
     });
 
+    out.push(tensor_formats_check(g, &n("bf16")));
+
     out.push(match g.mig {
         None => Check::new(n("MIG"), Status::NotApplicable, "this GPU has no MIG mode"),
         Some((false, false)) => Check::new(n("MIG"), Status::Ok, format!("off{sim}")),
@@ -89,6 +91,30 @@ pub fn gpu_checks(o: &GpuObservation, simulated: bool) -> Vec<Check> {
             .advise("your job gets less memory and shares the SMs; ask them or pick another GPU (CUDA_VISIBLE_DEVICES)")
     });
     out
+}
+
+/// Which precisions the GPU's tensor cores take: bf16 and TF32 from compute capability 8.0
+/// (Ampere), fp16 from 7.0. A fact of the GPU, not of any job's precision.
+fn tensor_formats_check(g: &GpuFacts, name: &str) -> Check {
+    match g.compute_capability {
+        Some((major, minor)) if major >= 8 => Check::new(
+            name,
+            Status::Ok,
+            format!("supported (compute capability {major}.{minor}): tensor cores take bf16 and TF32"),
+        ),
+        Some((major, minor)) if major >= 7 => Check::new(
+            name,
+            Status::NotApplicable,
+            format!("not supported (compute capability {major}.{minor}): tensor cores take fp16 only"),
+        )
+        .advise("mixed precision here is fp16 with a loss scaler (torch.autocast(device_type=\"cuda\", dtype=torch.float16) and torch.amp.GradScaler)"),
+        Some((major, minor)) => Check::new(
+            name,
+            Status::NotApplicable,
+            format!("not supported (compute capability {major}.{minor}): no tensor cores"),
+        ),
+        None => Check::new(name, Status::Unknown, "compute capability could not be read"),
+    }
 }
 
 fn power_check(g: &GpuFacts, name: &str) -> Check {
@@ -235,6 +261,29 @@ mod tests {
 
     fn find<'a>(c: &'a [Check], what: &str) -> &'a Check {
         c.iter().find(|c| c.name.ends_with(what)).unwrap()
+    }
+
+    #[test]
+    fn bf16_is_told_from_the_compute_capability_and_never_from_a_job() {
+        let check = |cc| {
+            let g = GpuFacts {
+                compute_capability: cc,
+                ..Default::default()
+            };
+            let c = find(&gpu_checks(&obs(g), false), "bf16").clone();
+            (c.status, c.found, c.advice)
+        };
+        let (status, found, _) = check(Some((9, 0)));
+        assert_eq!(status, Status::Ok);
+        assert!(
+            found.contains("9.0") && found.contains("bf16 and TF32"),
+            "{found}"
+        );
+        let (status, found, advice) = check(Some((7, 0)));
+        assert_eq!(status, Status::NotApplicable);
+        assert!(found.contains("fp16 only"), "{found}");
+        assert!(advice.contains("GradScaler"), "{advice}");
+        assert_eq!(check(None).0, Status::Unknown);
     }
 
     #[test]

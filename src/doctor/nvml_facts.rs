@@ -86,6 +86,10 @@ fn gpu_facts(index: u32, d: &Device<'static>, env: &DoctorEnv) -> GpuFacts {
     g.pcie_gen = d.current_pcie_link_gen().ok();
     g.pcie_width = d.current_pcie_link_width().ok();
     g.compute_mode = d.compute_mode().ok().map(|m| format!("{m:?}"));
+    g.compute_capability = d
+        .cuda_compute_capability()
+        .ok()
+        .and_then(|c| Some((u32::try_from(c.major).ok()?, u32::try_from(c.minor).ok()?)));
     g.mig = d.mig_mode().ok().map(|m| (m.current == 1, m.pending == 1));
     g.ecc_uncorrected = d
         .total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile)

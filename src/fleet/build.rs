@@ -312,7 +312,10 @@ fn take_labels(g: &mut FleetGpu, s: &Series) {
 fn rank_of(k: FindingKind) -> u8 {
     if rank::TOP.contains(&k) {
         0
-    } else if k == FindingKind::Healthy || k == FindingKind::Pending {
+    } else if matches!(
+        k,
+        FindingKind::Healthy | FindingKind::Pending | FindingKind::TensorCoresIdle
+    ) {
         2
     } else if k == FindingKind::Idle {
         3

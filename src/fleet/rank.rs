@@ -5,7 +5,7 @@
 //! 2. any other warning (host bound, periodic stalls, PCIe degraded, ...);
 //! 3. a GPU whose data stopped arriving, that has no verdict at all, or whose verdict is still
 //!    pending (too little data);
-//! 4. healthy;
+//! 4. healthy, and busy with its tensor cores idle (lost speed, not lost time);
 //! 5. idle.
 //!
 //! Within a class: higher severity, then more time lost, then host name and GPU index. Hosts are
@@ -37,7 +37,7 @@ pub fn class(g: &FleetGpu) -> u8 {
             0
         } else if k == FindingKind::Pending {
             2
-        } else if k == FindingKind::Healthy {
+        } else if k == FindingKind::Healthy || k == FindingKind::TensorCoresIdle {
             3
         } else if k == FindingKind::Idle {
             4

@@ -28,10 +28,11 @@ pub enum FindingKind {
     Imbalance,
     Pending,
     Stalling,
+    TensorCoresIdle,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 16] = [
+    pub const ALL: [FindingKind; 17] = [
         FindingKind::Idle,
         FindingKind::Healthy,
         FindingKind::InputStarvation,
@@ -48,6 +49,7 @@ impl FindingKind {
         FindingKind::Imbalance,
         FindingKind::Pending,
         FindingKind::Stalling,
+        FindingKind::TensorCoresIdle,
     ];
 
     /// The verdicts that are no finding: the detector never raises them.
@@ -77,6 +79,7 @@ impl FindingKind {
             FindingKind::Imbalance => "imbalance",
             FindingKind::Pending => "pending",
             FindingKind::Stalling => "stalling",
+            FindingKind::TensorCoresIdle => "tensor_cores_idle",
         }
     }
 
@@ -99,16 +102,21 @@ impl FindingKind {
             FindingKind::Imbalance => "imbalance",
             FindingKind::Pending => "no verdict yet",
             FindingKind::Stalling => "stalling",
+            FindingKind::TensorCoresIdle => "tensor_cores_idle",
         }
     }
 
-    /// How bad the kind is as a verdict: information for `pending`, `idle` and `healthy`, high
+    /// How bad the kind is as a verdict: information for `pending`, `idle`, `healthy` and
+    /// `tensor_cores_idle` (a busy GPU that could run faster, not one losing time), high
     /// for the hardware and memory findings that threaten the job (`throttled`,
     /// `memory_pressure`), a warning for the others. A finding carries its own severity, which
     /// may differ (a short periodic stall is information).
     pub fn severity(self) -> Severity {
         match self {
-            FindingKind::Pending | FindingKind::Idle | FindingKind::Healthy => Severity::Info,
+            FindingKind::Pending
+            | FindingKind::Idle
+            | FindingKind::Healthy
+            | FindingKind::TensorCoresIdle => Severity::Info,
             FindingKind::MemoryPressure | FindingKind::Throttled => Severity::High,
             _ => Severity::Warn,
         }

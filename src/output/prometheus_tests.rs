@@ -155,6 +155,35 @@ fn findings_verdicts_and_health() {
     assert!(text.contains("gpulse_sample_duration_seconds{Hostname=\"node\\\"1\"} 0.004\n"));
 }
 
+/// Tensor cores idle is exported as its kind and verdict, severity info, and with no lost
+/// fraction: it costs speed, not GPU time.
+#[test]
+fn tensor_cores_idle_is_a_verdict_and_an_info_finding_without_lost_time() {
+    let mut s = snapshot();
+    s.gpus[1].verdict = FindingKind::TensorCoresIdle;
+    s.gpus[1].findings.push(Finding {
+        kind: FindingKind::TensorCoresIdle,
+        severity: Severity::Info,
+        gpu: 1,
+        start: 990.0,
+        end: None,
+        detected_at: 995.0,
+        evidence: Evidence::default(),
+        summary: "SM activity 96%, tensor cores 2.6%, DRAM bandwidth 10%".into(),
+        advice: "torch.autocast".into(),
+    });
+    let text = render(&s, &|_| true);
+    assert!(text.contains(
+        "gpulse_finding_active{gpu=\"1\",kind=\"tensor_cores_idle\",severity=\"info\"} 1\n"
+    ));
+    assert!(text.contains(
+        "gpulse_finding_active{gpu=\"0\",kind=\"tensor_cores_idle\",severity=\"none\"} 0\n"
+    ));
+    assert!(text.contains("gpulse_verdict{gpu=\"1\",verdict=\"tensor_cores_idle\"} 1\n"));
+    assert!(text.contains("gpulse_verdict{gpu=\"0\",verdict=\"tensor_cores_idle\"} 0\n"));
+    assert!(!text.contains("gpulse_lost_fraction{gpu=\"1\""));
+}
+
 #[test]
 fn the_gpu_filter_applies_and_every_name_is_listed() {
     let text = render(&snapshot(), &|i| i == 1);

@@ -221,7 +221,7 @@ fn kinds(k: &[FindingKind]) -> String {
 /// The verdict is the label's or one of `also`, and never one of `not`.
 fn verdict(c: &mut Checks) {
     let g = &c.report.gpus[0];
-    let accepted = c.label.accepted();
+    let accepted = c.label.accepted_from(c.input);
     let found = g
         .findings
         .iter()
@@ -238,9 +238,19 @@ fn verdict(c: &mut Checks) {
 }
 
 /// No finding of a kind the label excludes (`not`), none with a period on stalls without a
-/// cadence (`aperiodic`), none above `severity_at_most`.
+/// cadence (`aperiodic`), none above `severity_at_most`, and no tensor cores idle from an input
+/// that does not read tensor-core activity.
 fn findings_allowed(c: &mut Checks) {
     let kinds_found: Vec<FindingKind> = c.findings().iter().map(|f| f.kind).collect();
+    if !c.input.reads_tensor_activity() {
+        let ok = !kinds_found.contains(&FindingKind::TensorCoresIdle);
+        c.row(
+            "no tensor activity",
+            "no tensor_cores_idle".into(),
+            kinds(&kinds_found),
+            ok,
+        );
+    }
     if !c.label.not.is_empty() {
         let ok = !kinds_found.iter().any(|k| c.label.not.contains(k));
         c.row(

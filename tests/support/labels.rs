@@ -40,6 +40,12 @@ impl Input {
         }
     }
 
+    /// Whether the input reads tensor-core activity (GPM): a gpulse recording and the poller's
+    /// trace do, an nvidia-smi log does not.
+    pub fn reads_tensor_activity(self) -> bool {
+        self != Input::NvidiaSmi
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Input::Recording => "recording",
@@ -105,6 +111,9 @@ pub struct Label {
     #[serde(default)]
     pub why: String,
     pub start: f64,
+    /// In a recording of several jobs: when the job's process began working on the GPU, where
+    /// its start-up (model load, algorithm search, warm-up) ran long before `start`.
+    pub process_start: Option<f64>,
     pub end: Option<f64>,
     pub onset: Option<f64>,
     pub recovered: Option<f64>,
@@ -146,6 +155,11 @@ pub const NAMED_WITHIN_S: f64 = 15.0;
 pub const PERIOD_TOLERANCE: f64 = 0.15;
 
 impl Label {
+    /// Where the job's own findings may begin: its process's start, else `start`.
+    pub fn own_from(&self) -> f64 {
+        self.process_start.unwrap_or(self.start)
+    }
+
     /// When the job's bottleneck began: `onset`, else `start`.
     pub fn begin(&self) -> f64 {
         self.onset.unwrap_or(self.start)
@@ -159,6 +173,20 @@ impl Label {
     /// The verdicts the label accepts: `verdict`, then `also`.
     pub fn accepted(&self) -> Vec<FindingKind> {
         self.verdict.iter().chain(&self.also).copied().collect()
+    }
+
+    /// The verdicts the label accepts from `input`: a job labelled `tensor_cores_idle` reads
+    /// `healthy` from an input without tensor-core activity, which cannot tell.
+    pub fn accepted_from(&self, input: Input) -> Vec<FindingKind> {
+        self.accepted()
+            .into_iter()
+            .map(|k| match k {
+                FindingKind::TensorCoresIdle if !input.reads_tensor_activity() => {
+                    FindingKind::Healthy
+                }
+                k => k,
+            })
+            .collect()
     }
 
     /// How soon a starving job must be named from `input`: the label's bound for it, else

@@ -5,6 +5,7 @@ mod candidate;
 mod cross_gpu;
 mod hardware;
 mod memory;
+mod precision;
 mod stalls;
 mod utilization;
 
@@ -41,6 +42,7 @@ impl Evaluation<'_> {
 
 /// Every per-GPU rule, in the order their candidates are raised. Stalls are judged on a busy
 /// window only; a GPU that is starving, copying or holding memory idle is not called host bound.
+/// Tensor cores idle is judged beside all of them: a starving fp32 job has both problems.
 pub fn per_gpu(e: &Evaluation) -> Vec<Candidate> {
     let mut out = Vec::new();
     let stalls = if e.enough() && e.a.busy_level >= e.cfg.idle_util {
@@ -64,5 +66,6 @@ pub fn per_gpu(e: &Evaluation) -> Vec<Candidate> {
     out.extend(memory::memory_pressure(e));
     out.extend(hardware::throttled(e));
     out.extend(hardware::pcie_degraded(e));
+    out.extend(precision::tensor_cores_idle(e));
     out
 }
