@@ -411,7 +411,7 @@ fn serve_with_a_bad_web_config_file_stops_before_listening() {
     );
 }
 
-/// The `[detector]` keys as docs/DETECTOR.md lists them: every key with its default, the range
+/// The `[detector]` keys as docs/DETECTOR-KEYS.md lists them: every key with its default, the range
 /// `config check` accepts and what it means, from `DetectorConfig` itself.
 fn detector_keys_table() -> String {
     let cfg = support::api::DetectorConfig::default();
@@ -432,9 +432,9 @@ fn detector_keys_table() -> String {
 fn the_detector_docs_list_every_key_with_its_default_range_and_meaning() {
     let table = detector_keys_table();
     println!("{table}");
-    let doc = std::fs::read_to_string(support::repo("docs/DETECTOR.md")).expect("docs/DETECTOR.md");
+    let doc = std::fs::read_to_string(support::repo("docs/DETECTOR-KEYS.md")).expect("docs/DETECTOR-KEYS.md");
     assert!(
         doc.contains(&table),
-        "docs/DETECTOR.md does not hold the [detector] keys as they are:\n{table}"
+        "docs/DETECTOR-KEYS.md does not hold the [detector] keys as they are:\n{table}"
     );
 }
