@@ -105,7 +105,13 @@ impl Tmux {
         loop {
             let screen = self.capture();
             if pred(&screen) {
-                return screen;
+                // A capture may catch a frame half written: the screen a moment later, if it
+                // still matches, holds the whole frame.
+                std::thread::sleep(Duration::from_millis(40));
+                let settled = self.capture();
+                if pred(&settled) {
+                    return settled;
+                }
             }
             assert!(
                 Instant::now() < deadline,
