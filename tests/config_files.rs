@@ -432,7 +432,8 @@ fn detector_keys_table() -> String {
 fn the_detector_docs_list_every_key_with_its_default_range_and_meaning() {
     let table = detector_keys_table();
     println!("{table}");
-    let doc = std::fs::read_to_string(support::repo("docs/DETECTOR-KEYS.md")).expect("docs/DETECTOR-KEYS.md");
+    let doc = std::fs::read_to_string(support::repo("docs/DETECTOR-KEYS.md"))
+        .expect("docs/DETECTOR-KEYS.md");
     assert!(
         doc.contains(&table),
         "docs/DETECTOR-KEYS.md does not hold the [detector] keys as they are:\n{table}"

@@ -100,6 +100,26 @@ fn demo_starving_shows_its_stalls_then_names_them() {
     assert_eq!(t.wait_exit(), 0);
 }
 
+/// `l` in a real terminal: the log view lists the targets that logged and the events whole; Esc
+/// closes it and the dashboard is back.
+#[test]
+fn demo_l_lowercase_opens_the_log_view_and_esc_closes_it() {
+    let t = Tmux::start(120, 40, "", "demo --gpus 2 --seed 1");
+    t.wait_for("the start event", |s| s.contains("watching 2 GPU(s)"));
+    t.keys(&["l"]);
+    let s = t.wait_for("the log view", |s| {
+        s.contains(" Targets ") && s.contains(" Log ")
+    });
+    assert!(s.contains("watching 2 GPU(s) on sim every 250 ms"), "{s}");
+    assert!(s.contains("Esc/l close"), "{s}");
+    t.keys(&["Escape"]);
+    t.wait_for("the dashboard again", |s| {
+        s.contains("GPU 0 ·") && !s.contains(" Targets ")
+    });
+    t.keys(&["q"]);
+    assert_eq!(t.wait_exit(), 0);
+}
+
 /// `L` in a real terminal: the ledger view of a starving GPU; the diagnosis line says what the
 /// finding has cost so far (at 120 columns there is room for it beside any fix's lead); Esc
 /// closes the view.

@@ -6,7 +6,7 @@ mod support;
 
 use ratatui::backend::TestBackend;
 use support::api::{
-    draw_frame, init_tui_logging, whole_screen, App, PartsTerminal, Scenario, SimRun,
+    draw_frame, init_tui_logging, whole_screen, Action, App, PartsTerminal, Scenario, SimRun,
 };
 use support::screen::text;
 
@@ -47,4 +47,37 @@ fn new_events_show_on_the_next_frame_and_kept_panels_match_fresh_drawings() {
     let small = text(term.backend().buffer());
     assert!(small.contains("second event here"), "{small}");
     assert_eq!(small.lines().count(), 30);
+}
+
+/// The log view (`l`) shows an event whole, wrapped, with its target, where the event panel cuts
+/// it to one line; the panel's line ends with `…`.
+#[test]
+fn the_log_view_shows_a_long_event_whole_with_its_target() {
+    init_tui_logging();
+    let mut run = SimRun::new(Scenario::Healthy, 1);
+    run.advance(10.0);
+    let mut app = App::new(run.snapshot(), 60.0, 600.0, false);
+    let mut term = PartsTerminal::new(TestBackend::new(100, 30));
+    let long = "a long event that names every step: sampler, detector, ledger, exporter, \
+                and ends with the word zebrafinch";
+    tracing::warn!(target: "gpulse::backend", "{long}");
+    draw_frame(&mut term, &mut app).expect("draw");
+    let panel = text(term.backend().buffer());
+    assert!(panel.contains("a long event that names"), "{panel}");
+    assert!(!panel.contains("zebrafinch"), "the panel cuts it: {panel}");
+
+    app.apply(Action::ToggleLog);
+    draw_frame(&mut term, &mut app).expect("draw");
+    let view = text(term.backend().buffer());
+    assert!(view.contains(" Log "), "{view}");
+    assert!(
+        view.contains("zebrafinch"),
+        "the view shows it whole: {view}"
+    );
+    assert!(view.contains("gpulse::backend"), "its target: {view}");
+    assert!(view.contains("Esc/l close"), "the footer: {view}");
+    app.apply(Action::ToggleLog);
+    draw_frame(&mut term, &mut app).expect("draw");
+    let back = text(term.backend().buffer());
+    assert!(back.contains(" Events "), "{back}");
 }

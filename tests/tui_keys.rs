@@ -284,3 +284,37 @@ fn l_opens_the_ledger_and_l_or_esc_closes_it() {
     assert_eq!(press(&mut a, ch('q')), Action::Quit);
     assert!(a.quit);
 }
+
+#[test]
+fn l_opens_the_log_view_its_keys_go_to_it_and_l_or_esc_closes_it() {
+    let mut a = app(Scenario::Mixed, 4);
+    assert_eq!(press(&mut a, ch('l')), Action::ToggleLog);
+    assert_eq!(a.overlay, Some(Overlay::Log));
+    // While it is open the arrows and page keys are the view's own, not the GPUs'.
+    assert!(matches!(
+        press(&mut a, key(KeyCode::Down)),
+        Action::LogKey(_)
+    ));
+    assert_eq!(a.selected, 0, "the GPU selection stays");
+    assert!(matches!(
+        press(&mut a, key(KeyCode::PageUp)),
+        Action::LogKey(_)
+    ));
+    assert!(matches!(press(&mut a, ch('h')), Action::LogKey(_)));
+    assert_eq!(
+        a.overlay,
+        Some(Overlay::Log),
+        "h hides targets, not opens help"
+    );
+    // Keys of the dashboard behind it do nothing.
+    assert_eq!(map_key(ch('P'), &a), None);
+    assert_eq!(map_key(ch('K'), &a), None);
+    assert_eq!(press(&mut a, ch('l')), Action::ToggleLog);
+    assert_eq!(a.overlay, None);
+    press(&mut a, ch('l'));
+    assert_eq!(press(&mut a, key(KeyCode::Esc)), Action::ToggleLog);
+    assert_eq!(a.overlay, None);
+    press(&mut a, ch('l'));
+    assert_eq!(press(&mut a, ch('q')), Action::Quit);
+    assert!(a.quit);
+}

@@ -14,6 +14,10 @@ pub enum Action {
     ScrollHelp(i16),
     /// Open or close the ledger view.
     ToggleLedger,
+    /// Open or close the log view.
+    ToggleLog,
+    /// A key for the log view's own state (target, levels, paging).
+    LogKey(tui_logger::TuiWidgetEvent),
     /// Scroll the ledger view by this many rows / pages (positive: down).
     ScrollLedger(i32),
     PageLedger(i32),
@@ -97,6 +101,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("a", "processes of every GPU or the selected one"),
     ("K  F9", "send SIGTERM, then SIGKILL, to the selected row"),
     ("PgUp PgDn End", "events: older / newer page, the newest"),
+    ("l", "log: every event whole, by target and level"),
     ("r", "start or stop recording to a file"),
     ("1 2 0  < >", "replay speed ×1 ×2 ×10, slower, faster"),
     ("[ ]  ← →", "replay: seek back / forward 10 s"),
@@ -115,6 +120,8 @@ pub struct KeyContext {
     pub help: bool,
     /// The ledger view is shown.
     pub ledger: bool,
+    /// The log view is shown.
+    pub log: bool,
     pub focus: Focus,
     /// A recording is being played.
     pub replay: bool,
@@ -163,6 +170,9 @@ pub fn map_key(key: KeyEvent, ctx: &KeyContext) -> Option<Action> {
             _ => None,
         };
     }
+    if ctx.log {
+        return log_key(key.code);
+    }
     if ctx.ledger {
         return ledger_key(key.code, ctx.replay);
     }
@@ -189,6 +199,15 @@ fn ledger_key(code: KeyCode, replay: bool) -> Option<Action> {
         KeyCode::Char('p') | KeyCode::Char(' ') => Some(Action::TogglePause),
         _ if replay => replay_key(code, Focus::Gpus),
         _ => None,
+    }
+}
+
+/// Keys while the log view is shown: close, quit, and the view's own keys.
+fn log_key(code: KeyCode) -> Option<Action> {
+    match code {
+        KeyCode::Esc | KeyCode::Char('l') => Some(Action::ToggleLog),
+        KeyCode::Char('q') | KeyCode::F(10) => Some(Action::Quit),
+        _ => crate::tui::widgets::log_view::view_key(code).map(Action::LogKey),
     }
 }
 
@@ -250,6 +269,7 @@ fn global_key(code: KeyCode) -> Option<Action> {
         KeyCode::End => Some(Action::EventsNewest),
         KeyCode::Char('P') => Some(Action::ToggleFocus),
         KeyCode::Char('L') => Some(Action::ToggleLedger),
+        KeyCode::Char('l') => Some(Action::ToggleLog),
         KeyCode::Char('s') | KeyCode::F(6) => Some(Action::SortNext),
         KeyCode::Char('S') => Some(Action::SortReverse),
         KeyCode::Char('/') | KeyCode::F(3) | KeyCode::F(4) => Some(Action::OpenFilter),

@@ -19,6 +19,7 @@ use super::ledger_rows::LedgerScroll;
 use super::process_table::ProcessTableState;
 use super::replay_bar::{ReplayState, SEEK_S};
 use super::widgets::ledger::row_count;
+use super::widgets::log_view::LogViewState;
 
 /// Chart windows the zoom keys step through (seconds), cut at the retention.
 pub const ZOOM_STEPS: [f64; 9] = [
@@ -75,6 +76,8 @@ pub struct App {
     pub prices: Prices,
     /// Where the ledger view is scrolled to.
     pub ledger_scroll: LedgerScroll,
+    /// The log view's target, levels and paging, kept between openings.
+    pub log_view: LogViewState,
     /// Rows of the terminal at the last frame (0: not drawn on one), for the ledger's pages.
     pub screen_rows: u16,
     latest: Arc<Snapshot>,
@@ -111,6 +114,7 @@ impl App {
             serving: None,
             prices: Prices::default(),
             ledger_scroll: LedgerScroll::default(),
+            log_view: LogViewState::default(),
             screen_rows: 0,
             latest: first,
             frozen: None,
@@ -158,6 +162,7 @@ impl App {
             prompt: self.table.prompt.is_some(),
             help: self.overlay == Some(Overlay::Help),
             ledger: self.overlay == Some(Overlay::Ledger),
+            log: self.overlay == Some(Overlay::Log),
             focus: self.focus,
             replay: self.replay.is_some(),
         }
@@ -197,6 +202,13 @@ impl App {
                     _ => Some(Overlay::Help),
                 }
             }
+            Action::ToggleLog => {
+                self.overlay = match self.overlay {
+                    Some(Overlay::Log) => None,
+                    _ => Some(Overlay::Log),
+                }
+            }
+            Action::LogKey(k) => self.log_view.key(k),
             Action::ToggleLedger => {
                 self.ledger_scroll = LedgerScroll::default();
                 self.overlay = match self.overlay {

@@ -34,6 +34,8 @@ pub enum Overlay {
     Help,
     /// The waste ledger, over everything between the header and the footer.
     Ledger,
+    /// The log view: every event whole, by target and level.
+    Log,
 }
 
 #[cfg(test)]

@@ -49,18 +49,21 @@ use background_recording::Recording;
 
 use widgets::status::STALE_INTERVALS;
 
-/// Send `tracing` events (INFO and above) to the dashboard's event panel (call before [`run`]). If
-/// a subscriber is already installed in this process, that one stays and the panel shows nothing
-/// new. Nothing is started: an event is kept when it is logged, and an idle dashboard costs no
-/// wake-ups.
+/// Send `tracing` events (INFO and above) to the dashboard's event panel and to tui-logger for the
+/// log view (call before [`run`]). If a subscriber is already installed in this process, that one
+/// stays and neither shows anything new. Nothing is started (tui-logger's `init_logger` would
+/// start a thread that wakes every 10 ms): each frame moves the events logged since the last one
+/// into the log view's buffer, so an idle dashboard costs no wake-ups.
 pub fn init_tui_logging() {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        tui_logger::set_default_level(tui_logger::LevelFilter::Info);
         let _ = tracing_subscriber::registry()
             .with(tracing_subscriber::filter::LevelFilter::INFO)
             .with(event_log::EventLayer)
+            .with(tui_logger::TuiTracingSubscriberLayer)
             .try_init();
     });
 }
@@ -77,6 +80,8 @@ pub fn draw_frame<B: ratatui::backend::Backend>(
     app: &mut App,
 ) -> Result<(), B::Error> {
     app.log_events = Some(event_log::logged());
+    // tui-logger keeps events in a bounded hot buffer until they are moved to the log view's.
+    tui_logger::move_events();
     if let Ok(size) = terminal.backend().size() {
         app.screen_rows = size.height;
     }

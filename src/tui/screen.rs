@@ -24,6 +24,7 @@ use super::widgets::help::HelpOverlay;
 use super::widgets::host::HostPanel;
 use super::widgets::ledger::LedgerView;
 use super::widgets::log::LogPanel;
+use super::widgets::log_view::LogView;
 use super::widgets::processes::ProcessTable;
 
 /// Draw the dashboard into `buf` (the whole terminal).
@@ -73,8 +74,8 @@ pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snap
         });
         return;
     }
-    if app.overlay == Some(Overlay::Ledger) && app.dialog.is_none() {
-        render_ledger_screen(area, canvas, app, snapshot);
+    if matches!(app.overlay, Some(Overlay::Ledger | Overlay::Log)) && app.dialog.is_none() {
+        render_full_view(area, canvas, app, snapshot);
         return;
     }
     if (app.dialog.is_some() || app.overlay.is_some()) && !canvas.draws_everything() {
@@ -144,9 +145,10 @@ pub fn render_on(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snap
     draw_overlays(area, canvas, app, theme);
 }
 
-/// The ledger view between the header and the footer; the panels under it are not drawn (it
-/// covers them all), and its rows are put into words only while it is shown.
-fn render_ledger_screen(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snapshot) {
+/// The ledger or the log view, over everything between the header and the footer; the panels
+/// under it are not drawn (it covers them all), and the ledger's rows are put into words only
+/// while it is shown.
+fn render_full_view(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot: &Snapshot) {
     let theme = Theme::new(app.color);
     let header = Rect::new(area.x, area.y, area.width, 1);
     let footer = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
@@ -171,6 +173,15 @@ fn render_ledger_screen(area: Rect, canvas: &mut dyn Canvas, app: &App, snapshot
         theme,
     }
     .draw_on(footer, canvas);
+    if app.overlay == Some(Overlay::Log) {
+        let view = LogView {
+            state: &app.log_view,
+            theme,
+        };
+        // Events arrive at any time: the view is drawn with each frame.
+        canvas.part("log", body, None, &mut |buf| (&view).render(body, buf));
+        return;
+    }
     let view = LedgerView {
         snapshot,
         prices: &app.prices,

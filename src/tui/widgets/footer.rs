@@ -47,6 +47,17 @@ impl Footer<'_> {
     pub fn keys(&self) -> Vec<(&'static str, &'static str)> {
         let a = self.app;
         let on = |b: bool, yes: &'static str, no: &'static str| if b { yes } else { no };
+        if a.overlay == Some(Overlay::Log) {
+            return vec![
+                ("Esc/l", "close"),
+                ("PgUp/PgDn", "page"),
+                ("End", "newest"),
+                ("↑↓", "target"),
+                ("←→", "levels"),
+                ("h", "targets"),
+                ("q", "quit"),
+            ];
+        }
         if a.overlay == Some(Overlay::Ledger) {
             let mut keys = vec![
                 ("Esc/L", "close"),

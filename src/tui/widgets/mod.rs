@@ -12,6 +12,7 @@ pub mod help;
 pub mod host;
 pub mod ledger;
 pub mod log;
+pub mod log_view;
 pub mod panel_charts;
 pub mod processes;
 pub mod series;
