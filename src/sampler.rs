@@ -101,17 +101,43 @@ impl Sampler {
     pub fn tick(&mut self, now: UnixTime, budget: Duration) -> Sample {
         let started = Instant::now();
         let deadline = started + budget;
-        // Late answers to earlier ticks free their workers.
+        self.free_late_workers();
+        self.ask_idle_workers(now);
+        let got = self.collect_answers(now, deadline);
+        let gpus = self.readings_or_stale(got, now);
+        let mut sample = Sample {
+            t: now,
+            gpus,
+            host: Default::default(),
+            host_detail: Default::default(),
+            sample_duration_s: None,
+        };
+        self.host.fill(&mut sample);
+        sample.sample_duration_s = Some(started.elapsed().as_secs_f64());
+        sample
+    }
+
+    /// Take the late answers to earlier ticks already waiting: each frees its worker.
+    fn free_late_workers(&mut self) {
         while let Ok((index, _, _)) = self.answers.try_recv() {
             if let Some(w) = self.workers.iter_mut().find(|w| w.index == index) {
                 w.busy_since = None;
             }
         }
+    }
+
+    /// Ask every worker without an outstanding request for a reading at `now`.
+    fn ask_idle_workers(&mut self, now: UnixTime) {
         for w in &mut self.workers {
             if w.busy_since.is_none() && w.requests.send(now).is_ok() {
                 w.busy_since = Some(now);
             }
         }
+    }
+
+    /// Wait until `deadline` for the answers to the requests sent at `now`, one slot per worker
+    /// (`None` where no answer came).
+    fn collect_answers(&mut self, now: UnixTime, deadline: Instant) -> Vec<Option<GpuReading>> {
         let mut got: Vec<Option<GpuReading>> = vec![None; self.workers.len()];
         loop {
             let waiting = self
@@ -134,33 +160,18 @@ impl Sampler {
                         // A late answer to an earlier tick: the worker is free again.
                         continue;
                     }
-                    got[pos] = Some(match result {
-                        Ok(mut r) => {
-                            if let Some(reason) = w.lost.take() {
-                                tracing::info!(target: "gpulse::events", "GPU {index} is back (was: {reason})");
-                            }
-                            r.index = index;
-                            r
-                        }
-                        Err(DeviceError::Lost(reason)) => {
-                            if w.lost.is_none() {
-                                tracing::error!(target: "gpulse::events", "GPU {index} lost: {reason}");
-                            }
-                            w.lost = Some(reason.clone());
-                            GpuReading::empty(index, GpuStatus::Lost { reason })
-                        }
-                        Err(DeviceError::Transient(reason)) => {
-                            tracing::warn!(target: "gpulse::events", "GPU {index}: {reason}");
-                            GpuReading::empty(index, GpuStatus::Stale { since: now })
-                        }
-                    });
+                    got[pos] = Some(answer_reading(w, now, result));
                 }
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
-        let gpus = self
-            .workers
+        got
+    }
+
+    /// Every worker's reading: its answer, or stale since its request was sent.
+    fn readings_or_stale(&self, got: Vec<Option<GpuReading>>, now: UnixTime) -> Vec<GpuReading> {
+        self.workers
             .iter()
             .zip(got)
             .map(|(w, g)| {
@@ -169,17 +180,7 @@ impl Sampler {
                     GpuReading::empty(w.index, GpuStatus::Stale { since })
                 })
             })
-            .collect::<Vec<_>>();
-        let mut sample = Sample {
-            t: now,
-            gpus,
-            host: Default::default(),
-            host_detail: Default::default(),
-            sample_duration_s: None,
-        };
-        self.host.fill(&mut sample);
-        sample.sample_duration_s = Some(started.elapsed().as_secs_f64());
-        sample
+            .collect()
     }
 
     /// Tick forever on `interval`, handing each sample to `sink` until it returns false.
@@ -197,6 +198,35 @@ impl Sampler {
                 return;
             }
             next = schedule.next_after(clock::now());
+        }
+    }
+}
+
+/// The reading of worker `w`'s answer to the tick at `now`, logging a GPU lost or back.
+fn answer_reading(
+    w: &mut Worker,
+    now: UnixTime,
+    result: Result<GpuReading, DeviceError>,
+) -> GpuReading {
+    let index = w.index;
+    match result {
+        Ok(mut r) => {
+            if let Some(reason) = w.lost.take() {
+                tracing::info!(target: "gpulse::events", "GPU {index} is back (was: {reason})");
+            }
+            r.index = index;
+            r
+        }
+        Err(DeviceError::Lost(reason)) => {
+            if w.lost.is_none() {
+                tracing::error!(target: "gpulse::events", "GPU {index} lost: {reason}");
+            }
+            w.lost = Some(reason.clone());
+            GpuReading::empty(index, GpuStatus::Lost { reason })
+        }
+        Err(DeviceError::Transient(reason)) => {
+            tracing::warn!(target: "gpulse::events", "GPU {index}: {reason}");
+            GpuReading::empty(index, GpuStatus::Stale { since: now })
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::DetectorConfig;
 use crate::history::GpuHistory;
-use crate::model::{throttle, DeviceInfo, UnixTime};
+use crate::model::{throttle, DeviceInfo, Metrics, UnixTime};
 
 /// Readings of the recent ticks, reduced to what the rules need.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -137,16 +137,7 @@ pub fn summarise(
     busy_util: f64,
     cfg: &DetectorConfig,
 ) -> TickSummary {
-    let mut s = TickSummary::default();
-    let (mut util, mut sm, mut power, mut rx) = (
-        Mean::default(),
-        Mean::default(),
-        Mean::default(),
-        Mean::default(),
-    );
-    // Memory in use still at its latest reading (within `band` of it), going back.
-    let mut steady = true;
-    let mut band = 0u64;
+    let mut sums = Sums::new(busy_util, cfg);
     // Newest first, a plain loop per chunk of history.
     'ticks: for chunk in h.ticks.chunks_rev() {
         for tk in chunk.iter().rev() {
@@ -156,65 +147,116 @@ pub fn summarise(
             if !tk.ok {
                 continue;
             }
-            let m = &tk.metrics;
-            s.ticks += 1;
-            util.add(m.util_gpu);
-            sm.add(m.sm_active);
-            power.add(m.power_w);
-            rx.add(m.pcie_rx_bytes_per_s);
-            if s.power_limit.is_none() {
-                s.power_limit = m.power_limit_w;
+            sums.add(tk.t, &tk.metrics);
+        }
+    }
+    sums.finish(since)
+}
+
+/// The running reduction of [`summarise`], fed the ticks newest first.
+struct Sums<'a> {
+    s: TickSummary,
+    util: Mean,
+    sm: Mean,
+    power: Mean,
+    rx: Mean,
+    /// Memory in use still at its latest reading (within `band` of it), going back.
+    steady: bool,
+    band: u64,
+    busy_util: f64,
+    cfg: &'a DetectorConfig,
+}
+
+impl<'a> Sums<'a> {
+    /// Nothing summed yet.
+    fn new(busy_util: f64, cfg: &'a DetectorConfig) -> Self {
+        Sums {
+            s: TickSummary::default(),
+            util: Mean::default(),
+            sm: Mean::default(),
+            power: Mean::default(),
+            rx: Mean::default(),
+            steady: true,
+            band: 0,
+            busy_util,
+            cfg,
+        }
+    }
+
+    /// Add one readable tick at `t`, older than every tick added before.
+    #[inline]
+    fn add(&mut self, t: UnixTime, m: &Metrics) {
+        let s = &mut self.s;
+        s.ticks += 1;
+        self.util.add(m.util_gpu);
+        self.sm.add(m.sm_active);
+        self.power.add(m.power_w);
+        self.rx.add(m.pcie_rx_bytes_per_s);
+        if s.power_limit.is_none() {
+            s.power_limit = m.power_limit_w;
+        }
+        if let (Some(sm), Some(tensor), Some(dram)) = (m.sm_active, m.tensor_active, m.dram_active)
+        {
+            if sm >= self.cfg.tensor_idle_min_sm {
+                s.compute.add(sm, tensor, dram);
             }
-            if let (Some(sm), Some(tensor), Some(dram)) =
-                (m.sm_active, m.tensor_active, m.dram_active)
-            {
-                if sm >= cfg.tensor_idle_min_sm {
-                    s.compute.add(sm, tensor, dram);
-                }
-            }
-            if let Some(used) = m.mem_used_bytes {
-                let last = match s.mem_used_last {
-                    Some(last) => last,
-                    None => {
-                        band = mem_steady_band(used, cfg);
-                        *s.mem_used_last.insert(used)
-                    }
-                };
-                s.mem_used_first = Some(used);
-                if steady {
-                    steady = used.abs_diff(last) <= band;
-                    if steady {
-                        s.mem_steady_since = Some(tk.t);
-                    }
-                }
-            }
-            if s.mem_total.is_none() {
-                s.mem_total = m.mem_total_bytes;
-            }
-            if let (Some(g), Some(w)) = (m.pcie_gen, m.pcie_width) {
-                s.link_current.get_or_insert((g, w));
-            }
-            if m.util_gpu.is_some_and(|u| u >= busy_util) {
-                s.busy_ticks += 1;
-                if let Some(bits) = m.throttle {
-                    if bits & throttle::SERIOUS != 0 {
-                        s.throttled_ticks += 1;
-                        s.throttle_bits |= bits;
-                    }
+        }
+        if let Some(used) = m.mem_used_bytes {
+            self.add_memory(t, used);
+        }
+        let s = &mut self.s;
+        if s.mem_total.is_none() {
+            s.mem_total = m.mem_total_bytes;
+        }
+        if let (Some(g), Some(w)) = (m.pcie_gen, m.pcie_width) {
+            s.link_current.get_or_insert((g, w));
+        }
+        if m.util_gpu.is_some_and(|u| u >= self.busy_util) {
+            s.busy_ticks += 1;
+            if let Some(bits) = m.throttle {
+                if bits & throttle::SERIOUS != 0 {
+                    s.throttled_ticks += 1;
+                    s.throttle_bits |= bits;
                 }
             }
         }
     }
-    if steady {
-        // Steady over every tick summarised: as far back as they go.
-        s.mem_steady_since = s.mem_steady_since.map(|t| t.min(since));
+
+    /// Track memory in use: the first and last readings, and how far back it stayed steady
+    /// (within the band of the latest reading).
+    #[inline]
+    fn add_memory(&mut self, t: UnixTime, used: u64) {
+        let s = &mut self.s;
+        let last = match s.mem_used_last {
+            Some(last) => last,
+            None => {
+                self.band = mem_steady_band(used, self.cfg);
+                *s.mem_used_last.insert(used)
+            }
+        };
+        s.mem_used_first = Some(used);
+        if self.steady {
+            self.steady = used.abs_diff(last) <= self.band;
+            if self.steady {
+                s.mem_steady_since = Some(t);
+            }
+        }
     }
-    s.util_mean = util.get();
-    s.sm_mean = sm.get();
-    s.power_mean = power.get();
-    s.rx_mean = rx.get();
-    s.compute = s.compute.finish();
-    s
+
+    /// The summary of the ticks added, the earliest of them at or after `since`.
+    fn finish(self, since: UnixTime) -> TickSummary {
+        let mut s = self.s;
+        if self.steady {
+            // Steady over every tick summarised: as far back as they go.
+            s.mem_steady_since = s.mem_steady_since.map(|t| t.min(since));
+        }
+        s.util_mean = self.util.get();
+        s.sm_mean = self.sm.get();
+        s.power_mean = self.power.get();
+        s.rx_mean = self.rx.get();
+        s.compute = s.compute.finish();
+        s
+    }
 }
 
 /// Count the busy ticks whose link is below the device's maximum (needs the maximum to judge).

@@ -22,6 +22,7 @@
 //!   (the engine calls it every tick); [`loader_evidence`] gives the numbers alone.
 
 pub mod evidence;
+mod machine;
 pub mod proc_table;
 pub mod process_identity;
 pub mod process_signals;
@@ -35,6 +36,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::model::{GpuProcess, HostDetail, HostProcess, HostReading, Sample};
+use machine::CpuTimes;
 use proc_table::{CpuRates, ProcTable};
 use resolve::Resolution;
 
@@ -63,14 +65,6 @@ pub const SETTLE_S: f64 = 1.0;
 
 /// Seconds between attempts to find PIDs that could not be found.
 pub const RESOLVE_RETRY_S: f64 = 10.0;
-
-/// CPU jiffies from one `/proc/stat` cpu line.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct CpuTimes {
-    busy: u64,
-    iowait: u64,
-    total: u64,
-}
 
 /// Who a process is; does not change while it lives.
 #[derive(Debug, Clone, Default)]
@@ -370,72 +364,6 @@ impl HostProbe {
             .collect();
     }
 
-    fn read_host(&mut self, root: &Path) -> (HostReading, HostDetail) {
-        let mut h = HostReading::default();
-        let mut d = HostDetail::default();
-        if let Ok(stat) = procfs::read_text(&root.join("stat")) {
-            if let Some(now) = parse_cpu_line(&stat) {
-                if let Some(prev) = self.last_cpu {
-                    let dt = now.total.saturating_sub(prev.total);
-                    if dt > 0 {
-                        h.cpu_percent =
-                            Some(now.busy.saturating_sub(prev.busy) as f64 * 100.0 / dt as f64);
-                        h.iowait_percent =
-                            Some(now.iowait.saturating_sub(prev.iowait) as f64 * 100.0 / dt as f64);
-                    }
-                }
-                self.last_cpu = Some(now);
-            }
-            let cores: Vec<CpuTimes> = stat
-                .lines()
-                .filter(|l| {
-                    l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
-                })
-                .filter_map(parse_cpu_fields)
-                .collect();
-            h.cpu_count = Some(cores.len() as u32).filter(|n| *n > 0);
-            if self.last_cores.len() == cores.len() {
-                d.per_core_percent = cores
-                    .iter()
-                    .zip(&self.last_cores)
-                    .map(|(now, prev)| {
-                        let dt = now.total.saturating_sub(prev.total);
-                        if dt == 0 {
-                            0.0
-                        } else {
-                            now.busy.saturating_sub(prev.busy) as f64 * 100.0 / dt as f64
-                        }
-                    })
-                    .collect();
-            }
-            self.last_cores = cores;
-        }
-        if let Ok(mem) = procfs::read_text(&root.join("meminfo")) {
-            let field = |name: &str| {
-                mem.lines()
-                    .find(|l| l.starts_with(name))
-                    .and_then(|l| l.split_whitespace().nth(1))
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .map(|kib| kib * 1024)
-            };
-            h.memory_total_bytes = field("MemTotal:");
-            if let (Some(t), Some(a)) = (h.memory_total_bytes, field("MemAvailable:")) {
-                h.memory_used_bytes = Some(t.saturating_sub(a));
-            }
-            d.swap_total_bytes = field("SwapTotal:");
-            if let (Some(t), Some(f)) = (d.swap_total_bytes, field("SwapFree:")) {
-                d.swap_used_bytes = Some(t.saturating_sub(f));
-            }
-        }
-        if let Ok(load) = procfs::read_text(&root.join("loadavg")) {
-            let mut f = load.split_whitespace().map(|v| v.parse::<f64>().ok());
-            h.load1 = f.next().flatten();
-            d.load5 = f.next().flatten();
-            d.load15 = f.next().flatten();
-        }
-        (h, d)
-    }
-
     fn user_name(&mut self, uid: u32) -> String {
         self.users.name(uid)
     }
@@ -460,30 +388,6 @@ fn read_uptime(root: &Path) -> Option<f64> {
 /// How a process that cannot be found here is shown: "pid 12345 (not visible here)".
 pub fn unresolved_label(pid: u32) -> String {
     format!("pid {pid} (not visible here)")
-}
-
-fn parse_cpu_line(stat: &str) -> Option<CpuTimes> {
-    parse_cpu_fields(stat.lines().find(|l| l.starts_with("cpu "))?)
-}
-
-fn parse_cpu_fields(line: &str) -> Option<CpuTimes> {
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    if v.len() < 5 {
-        return None;
-    }
-    let idle = v[3];
-    let iowait = v[4];
-    // guest and guest_nice are already counted in user and nice.
-    let total: u64 = v.iter().take(8).sum();
-    Some(CpuTimes {
-        busy: total.saturating_sub(idle + iowait),
-        iowait,
-        total,
-    })
 }
 
 #[cfg(test)]

@@ -2,86 +2,20 @@
 
 use std::time::Instant;
 
-use nvml_wrapper::enum_wrappers::device::{Clock, PerformanceState, Sampling, TemperatureSensor};
-use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
+use nvml_wrapper::enum_wrappers::device::{Clock, Sampling, TemperatureSensor};
 use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::gpm::{gpm_metrics_get, GpmSample};
-use nvml_wrapper::struct_wrappers::device::{ProcessInfo, ProcessUtilizationSample};
 use nvml_wrapper::{Device, Nvml};
 
+use super::calls::{Call, Unsupported};
 use super::errors::{classify, Failure};
 use super::merge::{BufferCadence, SampleBufferMerger};
 use super::pcie::PcieReader;
+use super::processes::{merge_processes, newest_per_process, ProcessUtil};
+use super::values::{pstate_number, sample_value};
 use crate::backend::{CallCost, DeviceError, DeviceSampler};
-use crate::model::{DeviceInfo, GpuProcess, GpuReading, GpuStatus, Metrics, ProcessKind, UnixTime};
-
-/// The per-tick calls, each remembered once the GPU says it does not have it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Call {
-    Samples,
-    Utilization,
-    Power,
-    Temperature,
-    SmClock,
-    MemClock,
-    Fan,
-    PState,
-    PcieGen,
-    PcieWidth,
-    Throttle,
-    ComputeProcs,
-    GraphicsProcs,
-    ProcessUtil,
-    Gpm,
-    /// Memory info (every tick; it also tells whether the GPU answers).
-    Memory,
-    /// GPM's metrics from two samples.
-    GpmMetrics,
-    /// The total energy counter.
-    Energy,
-}
-
-impl Call {
-    /// Every call, in order.
-    pub const ALL: [Call; 18] = [
-        Call::Samples,
-        Call::Utilization,
-        Call::Power,
-        Call::Temperature,
-        Call::SmClock,
-        Call::MemClock,
-        Call::Fan,
-        Call::PState,
-        Call::PcieGen,
-        Call::PcieWidth,
-        Call::Throttle,
-        Call::ComputeProcs,
-        Call::GraphicsProcs,
-        Call::ProcessUtil,
-        Call::Gpm,
-        Call::Memory,
-        Call::GpmMetrics,
-        Call::Energy,
-    ];
-}
-
-// Every call indexes the cost table by its number: the list holds each one, in order.
-const _: () = assert!(Call::Energy as usize + 1 == Call::ALL.len());
-
-/// The set of calls not to make again.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Unsupported(u32);
-
-impl Unsupported {
-    pub fn has(self, c: Call) -> bool {
-        self.0 & (1 << c as u32) != 0
-    }
-    pub fn add(&mut self, c: Call) {
-        self.0 |= 1 << c as u32;
-    }
-}
+use crate::model::{DeviceInfo, GpuProcess, GpuReading, GpuStatus, Metrics, UnixTime, UtilWindow};
 
 /// How often the slow readings are taken ([`NvmlDeviceSampler::slow_fields`]). Memory and the
 /// current utilization are read every tick; the utilization windows and the processes from the
@@ -103,7 +37,7 @@ pub const PROCESS_UTIL_PERIOD_S: f64 = 10.0;
 /// round trip), and a counter loses nothing between reads.
 pub const ENERGY_PERIOD_S: f64 = 5.0;
 /// A tick that falls this close before the period is due takes the slow readings already.
-const SLOW_SLACK_S: f64 = 0.05;
+pub(super) const SLOW_SLACK_S: f64 = 0.05;
 
 /// GPM metrics need two samples at least 100 ms apart.
 const GPM_MIN_GAP_S: f64 = 0.1;
@@ -320,6 +254,105 @@ impl NvmlDeviceSampler {
         Ok(())
     }
 
+    /// This tick's metrics with memory in use and the limits known: memory info decides
+    /// whether the GPU answers at all (a lost GPU is an error).
+    fn memory(&mut self) -> Result<Metrics, DeviceError> {
+        let mem = match self.timed(Call::Memory, |d| d.memory_info()) {
+            Ok(m) => Some(m),
+            Err(e) => match classify(&e, true) {
+                Failure::Lost => return Err(DeviceError::Lost(format!("memory_info: {e}"))),
+                Failure::Unsupported | Failure::Absent => None,
+            },
+        };
+        Ok(Metrics {
+            mem_used_bytes: mem.as_ref().map(|m| m.used),
+            mem_total_bytes: mem
+                .as_ref()
+                .map(|m| m.total)
+                .or(self.info.memory_total_bytes),
+            power_limit_w: self.info.power_limit_watts,
+            ..Default::default()
+        })
+    }
+
+    /// The utilization into `m` (GPU and memory), and the driver windows new since the last read
+    /// of its sample buffer when that read is due.
+    fn utilization(
+        &mut self,
+        now: UnixTime,
+        m: &mut Metrics,
+    ) -> Result<Vec<UtilWindow>, DeviceError> {
+        // The driver's current value first: it decides whether the buffer is due.
+        let rates = self.call(Call::Utilization, |d| d.utilization_rates())?;
+        if let Some(u) = &rates {
+            self.cadence.polled(f64::from(u.gpu));
+        }
+        // The driver keeps several seconds of windows (14 s on the H200), so reading its buffer
+        // once per SAMPLES_PERIOD_S (STEADY_PERIOD_S while nothing moves) still returns every
+        // window, and that call is the costly one (about 2.8 ms on the H200, against
+        // microseconds for the current value).
+        let buffer_due = self.cadence.due(
+            self.samples_at.map(|at| at.elapsed().as_secs_f64()),
+            SAMPLES_PERIOD_S,
+            SLOW_SLACK_S,
+        );
+        let read: Vec<(u64, f64)> = if buffer_due {
+            self.samples_at = Some(Instant::now());
+            let seen = self.merger.last_seen();
+            self.call(Call::Samples, |d| d.samples(Sampling::GpuUtilization, seen))?
+                .unwrap_or_default()
+                .iter()
+                .map(|s| (s.timestamp, sample_value(&s.value)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let util_windows = self.merger.merge(&read, now);
+        if buffer_due {
+            let values: Vec<f64> = util_windows.iter().map(|w| w.util).collect();
+            self.cadence
+                .read(&values, rates.as_ref().map(|u| f64::from(u.gpu)));
+        }
+        // The newest window when the buffer was read this tick; between reads, the driver's
+        // current value (the same newest window, without the buffer's cost).
+        m.util_gpu = util_windows
+            .last()
+            .map(|w| w.util)
+            .or(rates.as_ref().map(|u| f64::from(u.gpu)));
+        m.util_mem = rates.map(|u| f64::from(u.memory));
+        Ok(util_windows)
+    }
+
+    /// The slow readings into `m`: read again when [`SLOW_PERIOD_S`] has passed, else the last.
+    fn carry_slow_fields(&mut self, m: &mut Metrics) -> Result<(), DeviceError> {
+        if self
+            .slow
+            .as_ref()
+            .is_none_or(|(at, _)| at.elapsed().as_secs_f64() >= SLOW_PERIOD_S - SLOW_SLACK_S)
+        {
+            let slow = self.slow_fields()?;
+            self.slow = Some((Instant::now(), slow));
+        }
+        if let Some((_, slow)) = &self.slow {
+            m.power_w = slow.power_w;
+            m.temp_c = slow.temp_c;
+            m.sm_clock_mhz = slow.sm_clock_mhz;
+            m.mem_clock_mhz = slow.mem_clock_mhz;
+            m.fan_pct = slow.fan_pct;
+            m.pstate = slow.pstate;
+            m.pcie_gen = slow.pcie_gen;
+            m.pcie_width = slow.pcie_width;
+            m.throttle = slow.throttle;
+            m.sm_active = slow.sm_active;
+            m.sm_occupancy = slow.sm_occupancy;
+            m.tensor_active = slow.tensor_active;
+            m.dram_active = slow.dram_active;
+            m.pcie_rx_bytes_per_s = slow.pcie_rx_bytes_per_s;
+            m.pcie_tx_bytes_per_s = slow.pcie_tx_bytes_per_s;
+        }
+        Ok(())
+    }
+
     /// The processes on the GPU with their memory, read once per [`PROCESS_PERIOD_S`], and their
     /// utilization, read once per [`PROCESS_UTIL_PERIOD_S`]; both carried between reads.
     fn processes(&mut self) -> Result<Vec<GpuProcess>, DeviceError> {
@@ -361,126 +394,6 @@ impl NvmlDeviceSampler {
     }
 }
 
-/// One read of the driver's per-process utilization.
-#[derive(Debug, Clone)]
-pub struct ProcessUtil {
-    pub at: Instant,
-    /// `(pid, sm %, memory %)` of the processes the driver named; `None` when it had no samples.
-    pub newest: Option<Vec<(u32, f64, f64)>>,
-    /// The processes on the GPU at the read: those the driver did not name ran no kernels.
-    pub listed: Vec<u32>,
-}
-
-impl ProcessUtil {
-    /// Whether to read the driver's per-process utilization now: every
-    /// [`PROCESS_UTIL_PERIOD_S`], and at the next process list (after [`PROCESS_PERIOD_S`]) when
-    /// a process appeared since the last read, so a new process is not left without figures for
-    /// the whole period.
-    pub fn read_due(last: Option<&ProcessUtil>, procs: &[GpuProcess], now: Instant) -> bool {
-        let Some(u) = last else {
-            return true;
-        };
-        let age = now.saturating_duration_since(u.at).as_secs_f64();
-        age >= PROCESS_UTIL_PERIOD_S - SLOW_SLACK_S
-            || (age >= PROCESS_PERIOD_S - SLOW_SLACK_S
-                && procs.iter().any(|p| !u.listed.contains(&p.pid)))
-    }
-
-    /// Set each process's utilization from this read: its sample, 0 % for a process listed then
-    /// but not named, absent for one that appeared since or when the read had no samples.
-    pub fn apply(&self, procs: &mut [GpuProcess]) {
-        for p in procs {
-            let util = self.newest.as_ref().and_then(|newest| {
-                match newest.iter().find(|u| u.0 == p.pid) {
-                    Some(u) => Some((u.1, u.2)),
-                    None => self.listed.contains(&p.pid).then_some((0.0, 0.0)),
-                }
-            });
-            p.sm_util = util.map(|u| u.0);
-            p.mem_util = util.map(|u| u.1);
-        }
-    }
-}
-
-/// Each process's newest utilization sample: `(pid, sm %, memory %)`.
-pub fn newest_per_process(stats: &[ProcessUtilizationSample]) -> Vec<(u32, f64, f64)> {
-    let mut out: Vec<(u32, u64, f64, f64)> = Vec::new();
-    for s in stats {
-        let row = (
-            s.pid,
-            s.timestamp,
-            f64::from(s.sm_util),
-            f64::from(s.mem_util),
-        );
-        match out.iter_mut().find(|o| o.0 == s.pid) {
-            Some(o) if o.1 < s.timestamp => *o = row,
-            Some(_) => {}
-            None => out.push(row),
-        }
-    }
-    out.into_iter()
-        .map(|(pid, _, sm, mem)| (pid, sm, mem))
-        .collect()
-}
-
-/// Compute and graphics processes, one entry per PID (compute first).
-pub fn merge_processes(compute: &[ProcessInfo], graphics: &[ProcessInfo]) -> Vec<GpuProcess> {
-    let mut out: Vec<GpuProcess> = Vec::new();
-    let tagged = compute
-        .iter()
-        .map(|p| (p, ProcessKind::Compute))
-        .chain(graphics.iter().map(|p| (p, ProcessKind::Graphics)));
-    for (p, kind) in tagged {
-        if out.iter().any(|o| o.pid == p.pid) {
-            continue;
-        }
-        out.push(GpuProcess {
-            pid: p.pid,
-            kind,
-            gpu_memory_bytes: match p.used_gpu_memory {
-                UsedGpuMemory::Used(b) => Some(b),
-                UsedGpuMemory::Unavailable => None,
-            },
-            ..Default::default()
-        });
-    }
-    out
-}
-
-/// A driver sample's value as a number.
-pub fn sample_value(v: &SampleValue) -> f64 {
-    match *v {
-        SampleValue::F64(x) => x,
-        SampleValue::U32(x) => f64::from(x),
-        SampleValue::U64(x) => x as f64,
-        SampleValue::I64(x) => x as f64,
-    }
-}
-
-/// P-state number (0 = highest performance); `None` for Unknown.
-pub fn pstate_number(p: PerformanceState) -> Option<u32> {
-    use PerformanceState::*;
-    Some(match p {
-        Zero => 0,
-        One => 1,
-        Two => 2,
-        Three => 3,
-        Four => 4,
-        Five => 5,
-        Six => 6,
-        Seven => 7,
-        Eight => 8,
-        Nine => 9,
-        Ten => 10,
-        Eleven => 11,
-        Twelve => 12,
-        Thirteen => 13,
-        Fourteen => 14,
-        Fifteen => 15,
-        Unknown => return None,
-    })
-}
-
 impl DeviceSampler for NvmlDeviceSampler {
     fn index(&self) -> u32 {
         self.info.index
@@ -500,88 +413,9 @@ impl DeviceSampler for NvmlDeviceSampler {
     }
 
     fn sample(&mut self, now: UnixTime) -> Result<GpuReading, DeviceError> {
-        // Memory info decides whether the GPU answers at all.
-        let mem = match self.timed(Call::Memory, |d| d.memory_info()) {
-            Ok(m) => Some(m),
-            Err(e) => match classify(&e, true) {
-                Failure::Lost => return Err(DeviceError::Lost(format!("memory_info: {e}"))),
-                Failure::Unsupported | Failure::Absent => None,
-            },
-        };
-        let mut m = Metrics {
-            mem_used_bytes: mem.as_ref().map(|m| m.used),
-            mem_total_bytes: mem
-                .as_ref()
-                .map(|m| m.total)
-                .or(self.info.memory_total_bytes),
-            power_limit_w: self.info.power_limit_watts,
-            ..Default::default()
-        };
-
-        // The driver's current value first: it decides whether the buffer is due.
-        let rates = self.call(Call::Utilization, |d| d.utilization_rates())?;
-        if let Some(u) = &rates {
-            self.cadence.polled(f64::from(u.gpu));
-        }
-        // The driver keeps several seconds of windows (14 s on the H200), so reading its buffer
-        // once per SAMPLES_PERIOD_S (STEADY_PERIOD_S while nothing moves) still returns every
-        // window, and that call is the costly one (about 2.8 ms on the H200, against
-        // microseconds for the current value).
-        let buffer_due = self.cadence.due(
-            self.samples_at.map(|at| at.elapsed().as_secs_f64()),
-            SAMPLES_PERIOD_S,
-            SLOW_SLACK_S,
-        );
-        let read: Vec<(u64, f64)> = if buffer_due {
-            self.samples_at = Some(Instant::now());
-            let seen = self.merger.last_seen();
-            self.call(Call::Samples, |d| d.samples(Sampling::GpuUtilization, seen))?
-                .unwrap_or_default()
-                .iter()
-                .map(|s| (s.timestamp, sample_value(&s.value)))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let util_windows = self.merger.merge(&read, now);
-        if buffer_due {
-            let values: Vec<f64> = util_windows.iter().map(|w| w.util).collect();
-            self.cadence
-                .read(&values, rates.as_ref().map(|u| f64::from(u.gpu)));
-        }
-        // The newest window when the buffer was read this tick; between reads, the driver's
-        // current value (the same newest window, without the buffer's cost).
-        m.util_gpu = util_windows
-            .last()
-            .map(|w| w.util)
-            .or(rates.as_ref().map(|u| f64::from(u.gpu)));
-        m.util_mem = rates.map(|u| f64::from(u.memory));
-
-        if self
-            .slow
-            .as_ref()
-            .is_none_or(|(at, _)| at.elapsed().as_secs_f64() >= SLOW_PERIOD_S - SLOW_SLACK_S)
-        {
-            let slow = self.slow_fields()?;
-            self.slow = Some((Instant::now(), slow));
-        }
-        if let Some((_, slow)) = &self.slow {
-            m.power_w = slow.power_w;
-            m.temp_c = slow.temp_c;
-            m.sm_clock_mhz = slow.sm_clock_mhz;
-            m.mem_clock_mhz = slow.mem_clock_mhz;
-            m.fan_pct = slow.fan_pct;
-            m.pstate = slow.pstate;
-            m.pcie_gen = slow.pcie_gen;
-            m.pcie_width = slow.pcie_width;
-            m.throttle = slow.throttle;
-            m.sm_active = slow.sm_active;
-            m.sm_occupancy = slow.sm_occupancy;
-            m.tensor_active = slow.tensor_active;
-            m.dram_active = slow.dram_active;
-            m.pcie_rx_bytes_per_s = slow.pcie_rx_bytes_per_s;
-            m.pcie_tx_bytes_per_s = slow.pcie_tx_bytes_per_s;
-        }
+        let mut m = self.memory()?;
+        let util_windows = self.utilization(now, &mut m)?;
+        self.carry_slow_fields(&mut m)?;
         m.energy_j = self.energy()?;
         let processes = self.processes()?;
 
@@ -592,154 +426,5 @@ impl DeviceSampler for NvmlDeviceSampler {
             util_windows,
             processes,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn processes_in_both_lists_appear_once_and_unavailable_memory_is_absent() {
-        let c = vec![ProcessInfo {
-            pid: 10,
-            used_gpu_memory: UsedGpuMemory::Used(5 << 30),
-            gpu_instance_id: None,
-            compute_instance_id: None,
-        }];
-        let g = vec![
-            ProcessInfo {
-                pid: 10,
-                used_gpu_memory: UsedGpuMemory::Used(1),
-                gpu_instance_id: None,
-                compute_instance_id: None,
-            },
-            ProcessInfo {
-                pid: 11,
-                used_gpu_memory: UsedGpuMemory::Unavailable,
-                gpu_instance_id: None,
-                compute_instance_id: None,
-            },
-        ];
-        let p = merge_processes(&c, &g);
-        assert_eq!(p.len(), 2);
-        assert_eq!(p[0].kind, ProcessKind::Compute);
-        assert_eq!(p[0].gpu_memory_bytes, Some(5 << 30));
-        assert_eq!(p[1].kind, ProcessKind::Graphics);
-        assert_eq!(p[1].gpu_memory_bytes, None);
-    }
-
-    #[test]
-    fn process_utilization_takes_each_pids_newest_sample_and_zero_for_the_unnamed() {
-        let sample = |pid, timestamp, sm_util, mem_util| ProcessUtilizationSample {
-            pid,
-            timestamp,
-            sm_util,
-            mem_util,
-            enc_util: 0,
-            dec_util: 0,
-        };
-        let newest = newest_per_process(&[
-            sample(10, 5, 40, 7),
-            sample(10, 9, 88, 30),
-            sample(11, 3, 5, 1),
-        ]);
-        assert_eq!(newest, vec![(10, 88.0, 30.0), (11, 5.0, 1.0)]);
-        let read = ProcessUtil {
-            at: Instant::now(),
-            newest: Some(newest),
-            listed: vec![10, 11, 12],
-        };
-        let proc = |pid| GpuProcess {
-            pid,
-            ..Default::default()
-        };
-        // 12 was listed but ran no kernels; 13 started after the read: not known yet.
-        let mut procs = vec![proc(10), proc(12), proc(13)];
-        read.apply(&mut procs);
-        let util: Vec<_> = procs.iter().map(|p| (p.sm_util, p.mem_util)).collect();
-        assert_eq!(
-            util,
-            vec![
-                (Some(88.0), Some(30.0)),
-                (Some(0.0), Some(0.0)),
-                (None, None)
-            ]
-        );
-        // A read without samples tells nothing.
-        let empty = ProcessUtil {
-            newest: None,
-            ..read
-        };
-        empty.apply(&mut procs);
-        assert!(procs
-            .iter()
-            .all(|p| p.sm_util.is_none() && p.mem_util.is_none()));
-    }
-
-    #[test]
-    fn per_process_utilization_is_read_on_its_period_or_soon_after_a_new_process() {
-        let t0 = Instant::now();
-        let at = |s: f64| t0 + Duration::from_secs_f64(s);
-        let proc = |pid| GpuProcess {
-            pid,
-            ..Default::default()
-        };
-        let read = ProcessUtil {
-            at: t0,
-            newest: Some(vec![(10, 50.0, 5.0)]),
-            listed: vec![10],
-        };
-        let same = [proc(10)];
-        let grown = [proc(10), proc(11)];
-        assert!(ProcessUtil::read_due(None, &same, t0));
-        // The same processes: only once the period has passed.
-        assert!(!ProcessUtil::read_due(
-            Some(&read),
-            &same,
-            at(PROCESS_PERIOD_S)
-        ));
-        assert!(!ProcessUtil::read_due(
-            Some(&read),
-            &same,
-            at(PROCESS_UTIL_PERIOD_S - 0.5)
-        ));
-        assert!(ProcessUtil::read_due(
-            Some(&read),
-            &same,
-            at(PROCESS_UTIL_PERIOD_S)
-        ));
-        // A new process: at the next process list, not at once.
-        assert!(!ProcessUtil::read_due(Some(&read), &grown, at(0.25)));
-        assert!(ProcessUtil::read_due(
-            Some(&read),
-            &grown,
-            at(PROCESS_PERIOD_S)
-        ));
-        // One that left needs no read.
-        assert!(!ProcessUtil::read_due(
-            Some(&read),
-            &[],
-            at(PROCESS_PERIOD_S)
-        ));
-    }
-
-    #[test]
-    fn unsupported_calls_are_remembered_one_by_one() {
-        let mut u = Unsupported::default();
-        u.add(Call::Fan);
-        u.add(Call::Gpm);
-        assert!(u.has(Call::Fan) && u.has(Call::Gpm));
-        assert!(!u.has(Call::Samples) && !u.has(Call::Power));
-    }
-
-    #[test]
-    fn sample_values_and_pstates_convert() {
-        assert_eq!(sample_value(&SampleValue::U32(36)), 36.0);
-        assert_eq!(sample_value(&SampleValue::F64(1.5)), 1.5);
-        assert_eq!(pstate_number(PerformanceState::Zero), Some(0));
-        assert_eq!(pstate_number(PerformanceState::Eight), Some(8));
-        assert_eq!(pstate_number(PerformanceState::Unknown), None);
     }
 }

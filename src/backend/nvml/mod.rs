@@ -8,11 +8,14 @@
 //! blocks ~20 ms) is read on its own thread once a second. See `docs/NVML.md` for every call, its
 //! cadence and its cost.
 
+mod calls;
 mod device;
 pub use device::GPM_METRICS;
 pub mod errors;
 pub mod merge;
 mod pcie;
+mod processes;
+mod values;
 
 use std::sync::OnceLock;
 
@@ -22,10 +25,11 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::{Backend, DeviceSampler};
 use crate::model::{DeviceInfo, SystemInfo, UtilSampling, Vendor};
-pub use device::{sample_value, NvmlDeviceSampler};
+pub use device::NvmlDeviceSampler;
 use errors::open_error;
 pub use errors::NvmlOpenError;
 pub use merge::SampleBufferMerger;
+pub use values::sample_value;
 
 /// The library, initialised once per process and kept for its lifetime: device handles and GPM
 /// samples borrow it, and they live on the sampler's threads until the process exits.

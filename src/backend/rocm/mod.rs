@@ -98,19 +98,7 @@ impl RocmBackend {
             Some(Ok(a)) => a.gpus.clone(),
             _ => Vec::new(),
         };
-        // GPUs by bus id: every sysfs card, plus any the tool knows that sysfs does not show.
-        // A card without a bus id is still watched, from sysfs alone.
-        let mut found: Vec<(Option<SysfsCard>, Option<String>)> = cards
-            .iter()
-            .map(|c| (Some(c.clone()), c.bus_id.clone()))
-            .collect();
-        for g in &smi_gpus {
-            if let Some(b) = &g.bus_id {
-                if !found.iter().any(|(_, fb)| fb.as_ref() == Some(b)) {
-                    found.push((None, Some(b.clone())));
-                }
-            }
-        }
+        let found = gpus_by_bus_id(&cards, &smi_gpus);
         if found.is_empty() {
             return Err(no_gpu_error(&opts, &tool, &first_answer));
         }
@@ -131,33 +119,8 @@ impl RocmBackend {
             ),
             None => {}
         }
-        let poller = Arc::new(match &tool {
-            Some(t) => Some(SmiPoller::start(
-                PollerConfig {
-                    tool: t.clone(),
-                    path: opts.path.clone(),
-                    period: opts.smi_period,
-                    timeout: opts.smi_timeout,
-                },
-                cache.clone(),
-            )),
-            None => {
-                tracing::info!(
-                    "neither rocm-smi nor amd-smi is on PATH; AMD readings come from sysfs only"
-                );
-                None
-            }
-        });
-        let driver_version = match &first_answer {
-            Some(Ok(a)) => a.driver_version.clone(),
-            _ => None,
-        }
-        .or_else(|| {
-            std::fs::read_to_string(opts.sysfs_root.join("module/amdgpu/version"))
-                .ok()
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-        });
+        let poller = Arc::new(start_poller(tool.as_ref(), &opts, &cache));
+        let driver_version = driver_version(first_answer.as_ref(), &opts);
         let mut infos = Vec::new();
         let mut devices: Vec<Box<dyn DeviceSampler>> = Vec::new();
         for (i, (card, bus)) in found.into_iter().enumerate() {
@@ -187,6 +150,65 @@ impl RocmBackend {
             devices,
         })
     }
+}
+
+/// The GPUs by bus id: every sysfs card, plus any the tool knows that sysfs does not show. A card
+/// without a bus id is still watched, from sysfs alone.
+fn gpus_by_bus_id(
+    cards: &[SysfsCard],
+    smi_gpus: &[SmiGpu],
+) -> Vec<(Option<SysfsCard>, Option<String>)> {
+    let mut found: Vec<(Option<SysfsCard>, Option<String>)> = cards
+        .iter()
+        .map(|c| (Some(c.clone()), c.bus_id.clone()))
+        .collect();
+    for g in smi_gpus {
+        if let Some(b) = &g.bus_id {
+            if !found.iter().any(|(_, fb)| fb.as_ref() == Some(b)) {
+                found.push((None, Some(b.clone())));
+            }
+        }
+    }
+    found
+}
+
+/// Start the thread that runs the SMI tool every `smi_period`, publishing into `cache`; `None`
+/// (with a note) when neither tool is on `PATH`.
+fn start_poller(tool: Option<&SmiTool>, opts: &RocmOptions, cache: &SmiCache) -> Option<SmiPoller> {
+    match tool {
+        Some(t) => Some(SmiPoller::start(
+            PollerConfig {
+                tool: t.clone(),
+                path: opts.path.clone(),
+                period: opts.smi_period,
+                timeout: opts.smi_timeout,
+            },
+            cache.clone(),
+        )),
+        None => {
+            tracing::info!(
+                "neither rocm-smi nor amd-smi is on PATH; AMD readings come from sysfs only"
+            );
+            None
+        }
+    }
+}
+
+/// The driver version: the tool's first answer, else the amdgpu module's version in sysfs.
+fn driver_version(
+    first_answer: Option<&Result<smi_runner::SmiAnswer, smi_runner::SmiRunError>>,
+    opts: &RocmOptions,
+) -> Option<String> {
+    match first_answer {
+        Some(Ok(a)) => a.driver_version.clone(),
+        _ => None,
+    }
+    .or_else(|| {
+        std::fs::read_to_string(opts.sysfs_root.join("module/amdgpu/version"))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    })
 }
 
 fn no_gpu_error(

@@ -1,0 +1,67 @@
+//! The named scenarios of `gpulse demo`, and the job each GPU runs under one.
+
+use serde::{Deserialize, Serialize};
+
+/// The named scenarios of `gpulse demo`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    /// Every GPU trains with its data already on the device.
+    Healthy,
+    /// DataLoaders that cannot keep up: bursts of work, then ~1 s waits.
+    Starving,
+    /// Busy, with a multi-second checkpoint pause every ~10 s.
+    Checkpoint,
+    /// A tiny model syncing with the host every step: a flat low plateau.
+    HostBound,
+    /// Memory held by a process that computes almost nothing.
+    MemoryIdle,
+    /// Training in plain fp32: the SMs busy on the CUDA cores, the tensor cores idle.
+    Fp32,
+    /// A different job on each GPU (starving, healthy, checkpoint, memory-idle, ...).
+    #[default]
+    Mixed,
+    /// No process on any GPU.
+    Idle,
+}
+
+impl Scenario {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scenario::Healthy => "healthy",
+            Scenario::Starving => "starving",
+            Scenario::Checkpoint => "checkpoint",
+            Scenario::HostBound => "host-bound",
+            Scenario::MemoryIdle => "memory-idle",
+            Scenario::Fp32 => "fp32",
+            Scenario::Mixed => "mixed",
+            Scenario::Idle => "idle",
+        }
+    }
+
+    /// The job GPU `index` runs under this scenario.
+    pub fn job_for(self, index: u32) -> Scenario {
+        const MIX: [Scenario; 8] = [
+            Scenario::Starving,
+            Scenario::Healthy,
+            Scenario::Checkpoint,
+            Scenario::MemoryIdle,
+            Scenario::HostBound,
+            Scenario::Healthy,
+            Scenario::Starving,
+            Scenario::Idle,
+        ];
+        match self {
+            Scenario::Mixed => MIX[index as usize % MIX.len()],
+            other => other,
+        }
+    }
+}
+
+impl std::fmt::Display for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
