@@ -181,6 +181,8 @@ pub fn framework_checks(
         .collect()
 }
 
+/// The check of one framework's probe; `None` when python3 is absent (the caller says that once
+/// for all frameworks).
 fn judge(
     name: &str,
     probe: &Probe,
@@ -212,22 +214,29 @@ fn judge(
         }
         Probe::Answered(a) => a,
     };
+    Some(judge_answer(name, a, driver_cuda, gpu_count, env))
+}
+
+/// The check of a framework that answered, the first problem found winning: not installed, the
+/// import failed, a CPU-only build, a CUDA newer than the driver's, no GPU visible, fewer GPUs
+/// visible than present.
+fn judge_answer(
+    name: &str,
+    a: &FrameworkAnswer,
+    driver_cuda: Option<&str>,
+    gpu_count: u32,
+    env: &DoctorEnv,
+) -> Check {
     if !a.installed {
-        return Some(Check::new(
-            name,
-            Status::NotApplicable,
-            "not installed (skipped)",
-        ));
+        return Check::new(name, Status::NotApplicable, "not installed (skipped)");
     }
     let version = a
         .version
         .clone()
         .unwrap_or_else(|| "unknown version".to_string());
     if let Some(e) = &a.error {
-        return Some(
-            Check::new(name, Status::Fail, format!("{version}: importing failed: {e}"))
-                .advise("fix the installation (a mismatched CUDA library or a broken wheel); reinstall it in a clean environment"),
-        );
+        return Check::new(name, Status::Fail, format!("{version}: importing failed: {e}"))
+            .advise("fix the installation (a mismatched CUDA library or a broken wheel); reinstall it in a clean environment");
     }
     let sees = if a.devices.is_empty() {
         format!("sees {} GPU(s)", a.device_count.unwrap_or(0))
@@ -242,34 +251,63 @@ fn judge(
         } else {
             Status::Warn
         };
-        return Some(
-            Check::new(name, status, format!("{version} is a CPU-only build (no CUDA)"))
-                .advise(format!(
-                    "install a CUDA build for CUDA {} or older (e.g. PyTorch: `pip install torch --index-url https://download.pytorch.org/whl/cu126`)",
-                    driver_cuda.unwrap_or("your driver's version")
-                )),
-        );
+        return Check::new(name, status, format!("{version} is a CPU-only build (no CUDA)"))
+            .advise(format!(
+                "install a CUDA build for CUDA {} or older (e.g. PyTorch: `pip install torch --index-url https://download.pytorch.org/whl/cu126`)",
+                driver_cuda.unwrap_or("your driver's version")
+            ));
     }
-    if let (Some(fw), Some(drv)) = (a.cuda.as_deref(), driver_cuda) {
-        if let (Some(f), Some(d)) = (parse_version(fw), parse_version(drv)) {
-            if f.0 > d.0 {
-                return Some(
-                    Check::new(name, Status::Fail, format!("{version} is built for CUDA {fw}, newer than the driver supports (CUDA {drv}); {sees}"))
-                        .advise(format!("update the NVIDIA driver to one supporting CUDA {fw}, or install a build for CUDA {drv} or older")),
-                );
-            }
-            if f > d {
-                return Some(
-                    Check::new(name, Status::Warn, format!("{version} is built for CUDA {fw}, newer than the driver's CUDA {drv} (minor-version compatibility usually works, PTX JIT does not); {sees}"))
-                        .advise(format!("update the driver, or install a build for CUDA {drv} or older")),
-                );
-            }
-        }
+    if let Some(c) = cuda_newer_than_driver(name, a, &version, &sees, driver_cuda) {
+        return c;
     }
     let cuda = a
         .cuda
         .as_deref()
         .map_or(String::new(), |c| format!(", CUDA {c}"));
+    let described = format!("{version}{cuda}");
+    if let Some(c) = gpus_not_visible(name, a, &described, &sees, gpu_count, env) {
+        return c;
+    }
+    Check::new(name, Status::Ok, format!("{described}, {sees}"))
+}
+
+/// A framework built for a newer CUDA than the driver supports: a failure across major versions,
+/// a warning within one (minor-version compatibility usually works, PTX JIT does not).
+fn cuda_newer_than_driver(
+    name: &str,
+    a: &FrameworkAnswer,
+    version: &str,
+    sees: &str,
+    driver_cuda: Option<&str>,
+) -> Option<Check> {
+    let (fw, drv) = (a.cuda.as_deref()?, driver_cuda?);
+    let (f, d) = (parse_version(fw)?, parse_version(drv)?);
+    if f.0 > d.0 {
+        return Some(
+            Check::new(name, Status::Fail, format!("{version} is built for CUDA {fw}, newer than the driver supports (CUDA {drv}); {sees}"))
+                .advise(format!("update the NVIDIA driver to one supporting CUDA {fw}, or install a build for CUDA {drv} or older")),
+        );
+    }
+    if f > d {
+        return Some(
+            Check::new(name, Status::Warn, format!("{version} is built for CUDA {fw}, newer than the driver's CUDA {drv} (minor-version compatibility usually works, PTX JIT does not); {sees}"))
+                .advise(format!("update the driver, or install a build for CUDA {drv} or older")),
+        );
+    }
+    None
+}
+
+/// A framework that sees no GPU although some are present (a failure), or fewer than are present
+/// when `CUDA_VISIBLE_DEVICES` does not explain it (a warning). `described` is the version and
+/// CUDA of the build.
+fn gpus_not_visible(
+    name: &str,
+    a: &FrameworkAnswer,
+    described: &str,
+    sees: &str,
+    gpu_count: u32,
+    env: &DoctorEnv,
+) -> Option<Check> {
     if a.available == Some(false) && gpu_count > 0 {
         let hint = match env.var("CUDA_VISIBLE_DEVICES") {
             Some(v) => format!("CUDA_VISIBLE_DEVICES is '{v}': check it names the GPUs you want"),
@@ -279,9 +317,7 @@ fn judge(
             Check::new(
                 name,
                 Status::Fail,
-                format!(
-                    "{version}{cuda}: CUDA not available although {gpu_count} GPU(s) are present"
-                ),
+                format!("{described}: CUDA not available although {gpu_count} GPU(s) are present"),
             )
             .advise(hint),
         );
@@ -292,16 +328,12 @@ fn judge(
             Check::new(
                 name,
                 Status::Warn,
-                format!("{version}{cuda}: {sees} of {gpu_count}"),
+                format!("{described}: {sees} of {gpu_count}"),
             )
             .advise("some GPUs are not visible to the framework: check the container's GPU list"),
         );
     }
-    Some(Check::new(
-        name,
-        Status::Ok,
-        format!("{version}{cuda}, {sees}"),
-    ))
+    None
 }
 
 #[cfg(test)]

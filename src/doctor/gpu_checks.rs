@@ -7,90 +7,127 @@ use crate::model::throttle;
 /// A GPU counts as busy (link at full speed, throttling meaningful) above this utilization.
 const BUSY_UTIL: f64 = 50.0;
 
+/// Every check of the busiest GPU, in the order the report lists them.
 pub fn gpu_checks(o: &GpuObservation, simulated: bool) -> Vec<Check> {
     let g = &o.busiest;
     let n = |what: &str| format!("GPU {} {what}", g.index);
     let sim = if simulated { " (simulated)" } else { "" };
-    let mut out = Vec::new();
+    vec![
+        persistence_check(g, &n("persistence mode"), sim),
+        power_check(g, &n("power limit")),
+        throttle_check(o, &n("throttling")),
+        pcie_check(o, &n("PCIe link")),
+        compute_mode_check(g, &n("compute mode"), sim),
+        tensor_formats_check(g, &n("bf16")),
+        mig_check(g, &n("MIG"), sim),
+        memory_errors_check(g, &n("memory errors"), sim),
+        temperature_check(g, &n("temperature")),
+        other_users_check(g, &n("other users")),
+    ]
+}
 
-    out.push(match g.persistence {
-        Some(true) => Check::new(n("persistence mode"), Status::Ok, format!("on{sim}")),
-        Some(false) => Check::new(n("persistence mode"), Status::Warn, "off: every CUDA program pays the driver's start-up (seconds) when no other holds the GPU")
+/// Persistence mode: off means every CUDA program pays the driver's start-up when no other holds
+/// the GPU.
+fn persistence_check(g: &GpuFacts, name: &str, sim: &str) -> Check {
+    match g.persistence {
+        Some(true) => Check::new(name, Status::Ok, format!("on{sim}")),
+        Some(false) => Check::new(name, Status::Warn, "off: every CUDA program pays the driver's start-up (seconds) when no other holds the GPU")
             .advise("an administrator enables it: `sudo nvidia-smi -pm 1`, or better the nvidia-persistenced service (`sudo systemctl enable --now nvidia-persistenced`)"),
-        None => Check::new(n("persistence mode"), Status::Unknown, "could not be read"),
-    });
+        None => Check::new(name, Status::Unknown, "could not be read"),
+    }
+}
 
-    out.push(power_check(g, &n("power limit")));
-    out.push(throttle_check(o, &n("throttling")));
-    out.push(pcie_check(o, &n("PCIe link")));
-
-    out.push(match g.compute_mode.as_deref() {
-        Some("Default") => Check::new(n("compute mode"), Status::Ok, format!("Default (shared){sim}")),
-        Some("Prohibited") => Check::new(n("compute mode"), Status::Fail, "Prohibited: no CUDA program can use this GPU")
+/// Compute mode: Prohibited lets no program in, an exclusive mode only one process.
+fn compute_mode_check(g: &GpuFacts, name: &str, sim: &str) -> Check {
+    match g.compute_mode.as_deref() {
+        Some("Default") => Check::new(name, Status::Ok, format!("Default (shared){sim}")),
+        Some("Prohibited") => Check::new(name, Status::Fail, "Prohibited: no CUDA program can use this GPU")
             .advise("an administrator sets it back: `sudo nvidia-smi -i N -c DEFAULT`"),
-        Some(m) => Check::new(n("compute mode"), Status::Warn, format!("{m}: only one process may hold a context"))
+        Some(m) => Check::new(name, Status::Warn, format!("{m}: only one process may hold a context"))
             .advise("intended on shared clusters; a second process (e.g. a second job or DDP rank on the same GPU) will fail to start"),
-        None => Check::new(n("compute mode"), Status::Unknown, "could not be read"),
-    });
+        None => Check::new(name, Status::Unknown, "could not be read"),
+    }
+}
 
-    out.push(tensor_formats_check(g, &n("bf16")));
-
-    out.push(match g.mig {
-        None => Check::new(n("MIG"), Status::NotApplicable, "this GPU has no MIG mode"),
-        Some((false, false)) => Check::new(n("MIG"), Status::Ok, format!("off{sim}")),
-        Some((true, _)) => Check::new(n("MIG"), Status::Warn, "on: the GPU is split into instances; a job sees only its slice")
+/// MIG mode, now and after the next reset: on means a job sees only its slice of the GPU.
+fn mig_check(g: &GpuFacts, name: &str, sim: &str) -> Check {
+    match g.mig {
+        None => Check::new(name, Status::NotApplicable, "this GPU has no MIG mode"),
+        Some((false, false)) => Check::new(name, Status::Ok, format!("off{sim}")),
+        Some((true, _)) => Check::new(name, Status::Warn, "on: the GPU is split into instances; a job sees only its slice")
             .advise("intended? gpulse and most tools report the whole GPU; list instances with `nvidia-smi mig -lgi`"),
-        Some((false, true)) => Check::new(n("MIG"), Status::Warn, "off now, on after the next GPU reset")
+        Some((false, true)) => Check::new(name, Status::Warn, "off now, on after the next GPU reset")
             .advise("a pending MIG change takes effect at reset"),
-    });
+    }
+}
 
-    out.push(memory_errors_check(g, &n("memory errors"), sim));
-
-    out.push(match (g.temp_c, g.temp_slowdown_c) {
+/// Temperature against the slowdown threshold: at or above it fails, within 10 °C warns.
+fn temperature_check(g: &GpuFacts, name: &str) -> Check {
+    match (g.temp_c, g.temp_slowdown_c) {
         (Some(t), Some(s)) if t >= s => Check::new(
-            n("temperature"),
+            name,
             Status::Fail,
             format!("{t:.0} °C, at or above the slowdown threshold {s:.0} °C"),
         )
         .advise("the GPU slows itself down: check airflow, fans, the room's cooling"),
         (Some(t), Some(s)) if t >= s - 10.0 => Check::new(
-            n("temperature"),
+            name,
             Status::Warn,
             format!("{t:.0} °C, within 10 °C of the slowdown threshold {s:.0} °C"),
         )
         .advise("check airflow and cooling before long runs"),
         (Some(t), Some(s)) => Check::new(
-            n("temperature"),
+            name,
             Status::Ok,
             format!("{t:.0} °C (slowdown at {s:.0} °C)"),
         ),
         (Some(t), None) => Check::new(
-            n("temperature"),
+            name,
             Status::Ok,
             format!("{t:.0} °C (slowdown threshold unknown)"),
         ),
-        (None, _) => Check::new(n("temperature"), Status::Unknown, "could not be read"),
-    });
+        (None, _) => Check::new(name, Status::Unknown, "could not be read"),
+    }
+}
 
+/// Processes of other users holding memory on the GPU (they share its memory and SMs).
+fn other_users_check(g: &GpuFacts, name: &str) -> Check {
     let others: Vec<_> = g
         .processes
         .iter()
         .filter(|p| p.other_user == Some(true))
         .collect();
-    out.push(if others.is_empty() {
-        let unknown = g.processes.iter().filter(|p| p.other_user.is_none()).count();
+    if others.is_empty() {
+        let unknown = g
+            .processes
+            .iter()
+            .filter(|p| p.other_user.is_none())
+            .count();
         if unknown > 0 {
-            Check::new(n("other users"), Status::Unknown, format!("{unknown} process(es) whose owner could not be read (another container?)"))
+            Check::new(
+                name,
+                Status::Unknown,
+                format!("{unknown} process(es) whose owner could not be read (another container?)"),
+            )
         } else {
-            Check::new(n("other users"), Status::Ok, format!("no other user's process holds memory ({} process(es) in all)", g.processes.len()))
+            Check::new(
+                name,
+                Status::Ok,
+                format!(
+                    "no other user's process holds memory ({} process(es) in all)",
+                    g.processes.len()
+                ),
+            )
         }
     } else {
         let mem: u64 = others.iter().filter_map(|p| p.memory_bytes).sum();
-        let list: Vec<String> = others.iter().map(|p| format!("PID {} (uid {})", p.pid, p.user.as_deref().unwrap_or("?"))).collect();
-        Check::new(n("other users"), Status::Warn, format!("{} holds {:.1} GiB: {}", if others.len() == 1 { "another user's process" } else { "other users' processes" }, mem as f64 / (1u64 << 30) as f64, list.join(", ")))
+        let list: Vec<String> = others
+            .iter()
+            .map(|p| format!("PID {} (uid {})", p.pid, p.user.as_deref().unwrap_or("?")))
+            .collect();
+        Check::new(name, Status::Warn, format!("{} holds {:.1} GiB: {}", if others.len() == 1 { "another user's process" } else { "other users' processes" }, mem as f64 / (1u64 << 30) as f64, list.join(", ")))
             .advise("your job gets less memory and shares the SMs; ask them or pick another GPU (CUDA_VISIBLE_DEVICES)")
-    });
-    out
+    }
 }
 
 /// Which precisions the GPU's tensor cores take: bf16 and TF32 from compute capability 8.0

@@ -6,48 +6,60 @@ use super::env::DoctorEnv;
 use super::facts::DriverFacts;
 use super::{Check, Status};
 
+/// The driver library, its version, `nvidia-smi` on PATH and the driver's CUDA version.
 pub fn driver_checks(d: &DriverFacts, env: &DoctorEnv) -> Vec<Check> {
-    let mut out = Vec::new();
+    let mut out = driver_library_checks(d);
+    out.push(nvidia_smi_check(d, env));
+    out.push(driver_cuda_check(d));
+    out
+}
+
+/// The driver library and version: not applicable when simulated, a failure when it did not load.
+fn driver_library_checks(d: &DriverFacts) -> Vec<Check> {
     if d.simulated {
-        out.push(Check::new(
-            "driver library",
-            Status::NotApplicable,
-            "simulated backend: no NVIDIA driver used",
-        ));
-        out.push(Check::new(
-            "driver version",
-            Status::NotApplicable,
-            format!(
-                "simulated: {}",
-                d.driver_version.as_deref().unwrap_or("no version")
+        return vec![
+            Check::new(
+                "driver library",
+                Status::NotApplicable,
+                "simulated backend: no NVIDIA driver used",
             ),
-        ));
-    } else if let Some(e) = &d.error {
-        out.push(
+            Check::new(
+                "driver version",
+                Status::NotApplicable,
+                format!(
+                    "simulated: {}",
+                    d.driver_version.as_deref().unwrap_or("no version")
+                ),
+            ),
+        ];
+    }
+    if let Some(e) = &d.error {
+        return vec![
             Check::new("driver library", Status::Fail, e.clone()).advise(
                 "install the NVIDIA driver (it provides libnvidia-ml.so.1 and nvidia-smi); \
                  in a container, start it with the GPUs (e.g. `docker run --gpus all`)",
             ),
-        );
+        ];
+    }
+    let from = d
+        .library_path
+        .as_deref()
+        .map_or("(path not found in /proc/self/maps)".to_string(), |p| {
+            format!("from {p}")
+        });
+    let v = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".to_string());
+    let status = if d.driver_version.is_some() {
+        Status::Ok
     } else {
-        let from = d
-            .library_path
-            .as_deref()
-            .map_or("(path not found in /proc/self/maps)".to_string(), |p| {
-                format!("from {p}")
-            });
-        out.push(Check::new(
+        Status::Unknown
+    };
+    vec![
+        Check::new(
             "driver library",
             Status::Ok,
             format!("libnvidia-ml loaded {from}"),
-        ));
-        let v = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".to_string());
-        let status = if d.driver_version.is_some() {
-            Status::Ok
-        } else {
-            Status::Unknown
-        };
-        out.push(Check::new(
+        ),
+        Check::new(
             "driver version",
             status,
             format!(
@@ -55,28 +67,34 @@ pub fn driver_checks(d: &DriverFacts, env: &DoctorEnv) -> Vec<Check> {
                 v(&d.driver_version),
                 v(&d.nvml_version)
             ),
-        ));
-    }
+        ),
+    ]
+}
+
+/// `nvidia-smi` on PATH: a warning without it, unless the backend is simulated.
+fn nvidia_smi_check(d: &DriverFacts, env: &DoctorEnv) -> Check {
     match env.which("nvidia-smi") {
-        Some(p) => out.push(Check::new(
+        Some(p) => Check::new(
             "nvidia-smi",
             Status::Ok,
             format!("on PATH at {}", p.display()),
-        )),
-        None if d.simulated => out.push(Check::new(
+        ),
+        None if d.simulated => Check::new(
             "nvidia-smi",
             Status::NotApplicable,
             "not on PATH (simulated backend: not needed)",
-        )),
-        None => out.push(
-            Check::new("nvidia-smi", Status::Warn, "not on PATH").advise(
-                "it ships with the driver (usually /usr/bin/nvidia-smi); add its directory to PATH \
-                 or install the driver's utilities package",
-            ),
+        ),
+        None => Check::new("nvidia-smi", Status::Warn, "not on PATH").advise(
+            "it ships with the driver (usually /usr/bin/nvidia-smi); add its directory to PATH \
+             or install the driver's utilities package",
         ),
     }
+}
+
+/// The newest CUDA version the driver supports.
+fn driver_cuda_check(d: &DriverFacts) -> Check {
     let cuda_name = "CUDA (driver)";
-    out.push(match (&d.cuda_version, d.simulated) {
+    match (&d.cuda_version, d.simulated) {
         (Some(c), true) => Check::new(
             cuda_name,
             Status::NotApplicable,
@@ -92,15 +110,21 @@ pub fn driver_checks(d: &DriverFacts, env: &DoctorEnv) -> Vec<Check> {
             Status::Unknown,
             "the driver's CUDA version could not be read",
         ),
-    });
-    out
+    }
 }
 
 /// `CUDA_VISIBLE_DEVICES` and `LD_LIBRARY_PATH`.
 pub fn visibility_checks(d: &DriverFacts, env: &DoctorEnv, gpu_count: u32) -> Vec<Check> {
-    let mut out = Vec::new();
+    vec![
+        visible_devices_check(env, gpu_count),
+        library_path_check(d, env),
+    ]
+}
+
+/// `CUDA_VISIBLE_DEVICES`: a failure when it hides every GPU, a warning when it hides some.
+fn visible_devices_check(env: &DoctorEnv, gpu_count: u32) -> Check {
     let name = "CUDA_VISIBLE_DEVICES";
-    out.push(match env.var(name) {
+    match env.var(name) {
         None if gpu_count == 0 => Check::new(name, Status::Ok, "not set"),
         None => Check::new(
             name,
@@ -140,13 +164,18 @@ pub fn visibility_checks(d: &DriverFacts, env: &DoctorEnv, gpu_count: u32) -> Ve
                 Check::new(name, Status::Ok, format!("'{v}'"))
             }
         }
-    });
+    }
+}
+
+/// `LD_LIBRARY_PATH`: a warning when a directory in it holds a libcuda that would be loaded
+/// before the driver's own.
+fn library_path_check(d: &DriverFacts, env: &DoctorEnv) -> Check {
     let name = "LD_LIBRARY_PATH";
     let driver_dir = d
         .library_path
         .as_deref()
         .and_then(|p| Path::new(p).parent());
-    out.push(match env.var(name) {
+    match env.var(name) {
         None => Check::new(name, Status::Ok, "not set"),
         Some(v) => {
             let shadows: Vec<String> = v
@@ -176,8 +205,7 @@ pub fn visibility_checks(d: &DriverFacts, env: &DoctorEnv, gpu_count: u32) -> Ve
                 .advise("remove that directory from LD_LIBRARY_PATH (a stub or old CUDA compat libcuda makes CUDA fail or mismatch the driver)")
             }
         }
-    });
-    out
+    }
 }
 
 /// Why the libcuda at `lib` would shadow the driver's, or `None` when it is harmless: the driver's

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::clock::rfc3339;
 use crate::engine::{GpuSnapshot, Snapshot};
-use crate::model::{throttle, GpuStatus};
+use crate::model::{throttle, GpuStatus, Metrics};
 use crate::output::json::status_name;
 
 const GIB: f64 = (1u64 << 30) as f64;
@@ -35,9 +35,39 @@ pub fn rate(v: Option<f64>) -> String {
     })
 }
 
+/// One GPU's block: heading, readings, findings and processes. A GPU that did not answer this
+/// tick prints its status and `-` for every reading rather than its last values.
 fn gpu_block(out: &mut String, g: &GpuSnapshot, now: f64) {
     let ok = g.status == GpuStatus::Ok;
     let m = if ok { g.current } else { Default::default() };
+    heading(out, g, now);
+    let _ = writeln!(
+        out,
+        "  verdict   {}",
+        if ok || g.last_ok.is_some() {
+            g.verdict.title()
+        } else {
+            status_name(&g.status)
+        }
+    );
+    readings(out, g, &m);
+    for f in &g.findings {
+        let _ = writeln!(
+            out,
+            "  finding   [{}] {}: {} -> {}",
+            f.severity.as_str(),
+            f.kind.title(),
+            f.summary,
+            f.advice
+        );
+    }
+    if ok {
+        processes(out, g);
+    }
+}
+
+/// The GPU's identity line, and its status line when it did not answer this tick.
+fn heading(out: &mut String, g: &GpuSnapshot, now: f64) {
     let _ = writeln!(
         out,
         "GPU {}  {}  {}  {}",
@@ -59,19 +89,15 @@ fn gpu_block(out: &mut String, g: &GpuSnapshot, now: f64) {
             let _ = writeln!(out, "  status: lost ({reason})");
         }
     }
+}
+
+/// The reading lines: activity, memory, power, clocks, PCIe and throttle reasons. A limit the
+/// tick did not read falls back to the one the device reported at start.
+fn readings(out: &mut String, g: &GpuSnapshot, m: &Metrics) {
     let mem_share = match (m.mem_used_bytes, m.mem_total_bytes) {
         (Some(u), Some(t)) if t > 0 => format!(" ({:.0}%)", u as f64 * 100.0 / t as f64),
         _ => String::new(),
     };
-    let _ = writeln!(
-        out,
-        "  verdict   {}",
-        if ok || g.last_ok.is_some() {
-            g.verdict.title()
-        } else {
-            status_name(&g.status)
-        }
-    );
     let _ = writeln!(
         out,
         "  util      {}   SM active {}   SM occupancy {}   tensor {}   DRAM {}   mem bw {}",
@@ -128,35 +154,29 @@ fn gpu_block(out: &mut String, g: &GpuSnapshot, now: f64) {
             }
         })
     );
-    for f in &g.findings {
-        let _ = writeln!(
-            out,
-            "  finding   [{}] {}: {} -> {}",
-            f.severity.as_str(),
-            f.kind.title(),
-            f.summary,
-            f.advice
-        );
-    }
-    if ok && !g.processes.is_empty() {
-        let _ = writeln!(
-            out,
-            "  {:>8}  {:<10} {:>9} {:>6}  COMMAND",
-            "PID", "USER", "GPU MEM", "CPU%"
-        );
-        for p in &g.processes {
-            let _ = writeln!(
-                out,
-                "  {:>8}  {:<10} {:>9} {:>6}  {}",
-                p.pid,
-                p.user.as_deref().unwrap_or("-"),
-                opt(p.gpu_memory_bytes, |x| format!("{:.1}G", x as f64 / GIB)),
-                opt(p.cpu_percent, |x| format!("{x:.0}")),
-                p.command.as_deref().unwrap_or("-"),
-            );
-        }
-    } else if ok {
+}
+
+/// The processes on the GPU as a small table, or `processes none`.
+fn processes(out: &mut String, g: &GpuSnapshot) {
+    if g.processes.is_empty() {
         let _ = writeln!(out, "  processes none");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {:>8}  {:<10} {:>9} {:>6}  COMMAND",
+        "PID", "USER", "GPU MEM", "CPU%"
+    );
+    for p in &g.processes {
+        let _ = writeln!(
+            out,
+            "  {:>8}  {:<10} {:>9} {:>6}  {}",
+            p.pid,
+            p.user.as_deref().unwrap_or("-"),
+            opt(p.gpu_memory_bytes, |x| format!("{:.1}G", x as f64 / GIB)),
+            opt(p.cpu_percent, |x| format!("{x:.0}")),
+            p.command.as_deref().unwrap_or("-"),
+        );
     }
 }
 

@@ -26,6 +26,7 @@ pub mod screen;
 pub mod term;
 pub mod theme;
 pub mod widgets;
+pub mod zoom;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -21,6 +21,21 @@ use super::view::{ago, memory_text, verdict_text, FleetView};
 /// notes:    • scrape interval 15 s: …
 /// ```
 pub fn render(view: &FleetView<'_>, g: &FleetGpu, area: Rect, buf: &mut Buffer) {
+    heading(view, g, area, buf);
+    // The text (findings and notes) gets the lines it needs, the charts the rest.
+    let text = findings_text(g);
+    let text_lines = (text.lines().count() as u16 + 1).clamp(3, area.height / 2);
+    let chart_h = area.height.saturating_sub(2 + text_lines);
+    let raw = raw_trace(g);
+    let y = draw_charts(view, charts(g, raw.as_ref()), area, chart_h, buf);
+    let rect = Rect::new(area.x, y, area.width, area.bottom().saturating_sub(y));
+    Paragraph::new(text)
+        .wrap(Wrap { trim: false })
+        .render(rect, buf);
+}
+
+/// The two top lines: who the GPU is, then its verdict and newest readings in the verdict's style.
+fn heading(view: &FleetView<'_>, g: &FleetGpu, area: Rect, buf: &mut Buffer) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let title = format!(
         "{} · GPU {} · {} · {} · {} ({})",
@@ -53,36 +68,44 @@ pub fn render(view: &FleetView<'_>, g: &FleetGpu, area: Rect, buf: &mut Buffer) 
         area.width as usize,
         view.verdict_style(g),
     );
+}
 
-    // The text (findings and notes) gets the lines it needs, the charts the rest.
-    let text = findings_text(g);
-    let text_lines = (text.lines().count() as u16 + 1).clamp(3, area.height / 2);
-    let chart_h = area.height.saturating_sub(2 + text_lines);
-    let mut y = area.y + 2;
-    let raw = raw_trace(g);
-    let charts: Vec<(String, &Trace, Option<f64>)> = {
-        let span = |t: &Trace| ago(t.step * t.values.len().saturating_sub(1) as f64);
-        let mut c = Vec::new();
-        if let Some(r) = &raw {
-            c.push((
-                format!(" utilization, last {}, every scrape ", span(r)),
-                r,
-                Some(100.0),
-            ));
-        }
+/// The charts to draw, top to bottom: label, trace and the value at the top of the chart (none
+/// to scale to the trace). The every-scrape utilization leads where raw samples exist.
+fn charts<'t>(g: &'t FleetGpu, raw: Option<&'t Trace>) -> Vec<(String, &'t Trace, Option<f64>)> {
+    let span = |t: &Trace| ago(t.step * t.values.len().saturating_sub(1) as f64);
+    let mut c = Vec::new();
+    if let Some(r) = raw {
         c.push((
-            format!(" utilization, last {} ", span(&g.util)),
-            &g.util,
+            format!(" utilization, last {}, every scrape ", span(r)),
+            r,
             Some(100.0),
         ));
-        c.push((
-            format!(" memory used, last {} ", span(&g.memory_used)),
-            &g.memory_used,
-            g.memory_total_bytes.map(|t| t as f64),
-        ));
-        c.push((format!(" power, last {} ", span(&g.power)), &g.power, None));
-        c
-    };
+    }
+    c.push((
+        format!(" utilization, last {} ", span(&g.util)),
+        &g.util,
+        Some(100.0),
+    ));
+    c.push((
+        format!(" memory used, last {} ", span(&g.memory_used)),
+        &g.memory_used,
+        g.memory_total_bytes.map(|t| t as f64),
+    ));
+    c.push((format!(" power, last {} ", span(&g.power)), &g.power, None));
+    c
+}
+
+/// The charts stacked in the `chart_h` lines under the heading, each at least 3 lines high; the
+/// ones that do not fit are left out. Returns the line below the last chart drawn.
+fn draw_charts(
+    view: &FleetView<'_>,
+    charts: Vec<(String, &Trace, Option<f64>)>,
+    area: Rect,
+    chart_h: u16,
+    buf: &mut Buffer,
+) -> u16 {
+    let mut y = area.y + 2;
     let each = (chart_h / charts.len() as u16).max(3);
     for (label, trace, max) in charts {
         if y + each > area.y + 2 + chart_h {
@@ -101,10 +124,7 @@ pub fn render(view: &FleetView<'_>, g: &FleetGpu, area: Rect, buf: &mut Buffer) 
         );
         y += each;
     }
-    let rect = Rect::new(area.x, y, area.width, area.bottom().saturating_sub(y));
-    Paragraph::new(text)
-        .wrap(Wrap { trim: false })
-        .render(rect, buf);
+    y
 }
 
 /// Findings with their summaries and advice, then notes.

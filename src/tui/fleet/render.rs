@@ -6,7 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::{Sparkline, Widget};
 
 use crate::fleet::rank::class;
-use crate::fleet::{FleetGpu, Trace};
+use crate::fleet::{Fleet, FleetGpu, FleetHost, Trace};
 
 use super::app::{rows, Row};
 use super::detail;
@@ -63,6 +63,27 @@ impl Widget for &FleetView<'_> {
     }
 }
 
+/// A host's row: its name, exporter addresses, exporter kinds and GPU count.
+fn render_host_line(host: &FleetHost, line: Rect, buf: &mut Buffer) {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut instances: Vec<&str> = host.gpus.iter().map(|g| g.instance.as_str()).collect();
+    instances.dedup();
+    let sources: Vec<&str> = {
+        let mut s: Vec<&str> = host.gpus.iter().map(|g| g.source.as_str()).collect();
+        s.sort();
+        s.dedup();
+        s
+    };
+    let text = format!(
+        "▾ {} · {} · {} · {} GPUs",
+        host.name,
+        instances.join(", "),
+        sources.join("+"),
+        host.gpus.len()
+    );
+    buf.set_stringn(line.x, line.y, text, line.width as usize, bold);
+}
+
 /// Column widths of the list for a screen `width` wide.
 struct Columns {
     spark: u16,
@@ -80,44 +101,15 @@ impl Columns {
 }
 
 impl FleetView<'_> {
+    /// The list: a title and column header, then host and GPU rows, a page at a time (the page
+    /// holding the selected GPU). Before the first answer, what the view is waiting for.
     fn render_list(&self, area: Rect, buf: &mut Buffer) {
-        let bold = Style::default().add_modifier(Modifier::BOLD);
-        let dim = self.style(Style::default().fg(Color::DarkGray));
         let Some(fleet) = self.state.fleet.as_deref() else {
-            let msg = match (&self.state.error, self.state.in_flight_since) {
-                (Some(e), _) => format!("no data from {}: {e}", self.url),
-                (None, Some(t)) => format!(
-                    "asking {} for its GPUs… ({:.0} s)",
-                    self.url,
-                    (self.now - t).max(0.0)
-                ),
-                (None, None) => format!("asking {} for its GPUs…", self.url),
-            };
-            buf.set_stringn(
-                area.x,
-                area.y + 1,
-                msg,
-                area.width as usize,
-                Style::default(),
-            );
+            self.render_waiting(area, buf);
             return;
         };
-        let attention = fleet.gpus().filter(|g| class(g) <= 1).count();
-        let title = format!(
-            "gpulse fleet · {} · {} hosts · {} GPUs · {attention} need attention",
-            self.url,
-            fleet.hosts.len(),
-            fleet.gpu_count()
-        );
-        buf.set_stringn(area.x, area.y, title, area.width as usize, bold);
         let cols = Columns::for_width(area.width);
-        let sw = cols.spark as usize;
-        let header = format!(
-            "  {:>3} {:<12} {:<18} {:>5} {:<sw$} {:>12} {:<sw$} {:>6} {:<sw$}",
-            "GPU", "MODEL", "VERDICT", "UTIL", "utilization", "MEMORY", "memory", "POWER", "power"
-        );
-        buf.set_stringn(area.x, area.y + 1, header, area.width as usize, dim);
-
+        self.render_list_header(fleet, &cols, area, buf);
         if fleet.gpu_count() == 0 {
             buf.set_stringn(
                 area.x,
@@ -143,33 +135,54 @@ impl FleetView<'_> {
         {
             let line = Rect::new(area.x, y, area.width, 1);
             match *row {
-                Row::Host(h) => {
-                    let host = &fleet.hosts[h];
-                    let mut instances: Vec<&str> =
-                        host.gpus.iter().map(|g| g.instance.as_str()).collect();
-                    instances.dedup();
-                    let sources: Vec<&str> = {
-                        let mut s: Vec<&str> =
-                            host.gpus.iter().map(|g| g.source.as_str()).collect();
-                        s.sort();
-                        s.dedup();
-                        s
-                    };
-                    let text = format!(
-                        "▾ {} · {} · {} · {} GPUs",
-                        host.name,
-                        instances.join(", "),
-                        sources.join("+"),
-                        host.gpus.len()
-                    );
-                    buf.set_stringn(line.x, line.y, text, line.width as usize, bold);
-                }
+                Row::Host(h) => render_host_line(&fleet.hosts[h], line, buf),
                 Row::Gpu(h, i, n) => {
                     let g = &fleet.hosts[h].gpus[i];
                     self.render_gpu_line(g, n == self.app.selected, &cols, line, buf);
                 }
             }
         }
+    }
+
+    /// The line shown before the first answer: the error of the last attempt, or that the view
+    /// is asking (and for how long).
+    fn render_waiting(&self, area: Rect, buf: &mut Buffer) {
+        let msg = match (&self.state.error, self.state.in_flight_since) {
+            (Some(e), _) => format!("no data from {}: {e}", self.url),
+            (None, Some(t)) => format!(
+                "asking {} for its GPUs… ({:.0} s)",
+                self.url,
+                (self.now - t).max(0.0)
+            ),
+            (None, None) => format!("asking {} for its GPUs…", self.url),
+        };
+        buf.set_stringn(
+            area.x,
+            area.y + 1,
+            msg,
+            area.width as usize,
+            Style::default(),
+        );
+    }
+
+    /// The title (counts of hosts, GPUs and GPUs needing attention) and the column header.
+    fn render_list_header(&self, fleet: &Fleet, cols: &Columns, area: Rect, buf: &mut Buffer) {
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let dim = self.style(Style::default().fg(Color::DarkGray));
+        let attention = fleet.gpus().filter(|g| class(g) <= 1).count();
+        let title = format!(
+            "gpulse fleet · {} · {} hosts · {} GPUs · {attention} need attention",
+            self.url,
+            fleet.hosts.len(),
+            fleet.gpu_count()
+        );
+        buf.set_stringn(area.x, area.y, title, area.width as usize, bold);
+        let sw = cols.spark as usize;
+        let header = format!(
+            "  {:>3} {:<12} {:<18} {:>5} {:<sw$} {:>12} {:<sw$} {:>6} {:<sw$}",
+            "GPU", "MODEL", "VERDICT", "UTIL", "utilization", "MEMORY", "memory", "POWER", "power"
+        );
+        buf.set_stringn(area.x, area.y + 1, header, area.width as usize, dim);
     }
 
     fn render_gpu_line(

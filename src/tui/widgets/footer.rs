@@ -42,34 +42,43 @@ impl Footer<'_> {
     }
 }
 
+/// The keys of the log view.
+const LOG_KEYS: [(&str, &str); 7] = [
+    ("Esc/l", "close"),
+    ("PgUp/PgDn", "page"),
+    ("End", "newest"),
+    ("↑↓", "target"),
+    ("←→", "levels"),
+    ("h", "targets"),
+    ("q", "quit"),
+];
+
 impl Footer<'_> {
+    /// The keys of the ledger view, with pause or the replay's controls.
+    fn ledger_keys(&self) -> Vec<(&'static str, &'static str)> {
+        let a = self.app;
+        let on = |b: bool, yes: &'static str, no: &'static str| if b { yes } else { no };
+        let mut keys = vec![
+            ("Esc/L", "close"),
+            ("↑↓", "scroll"),
+            ("PgUp/PgDn", "page"),
+            ("q", "quit"),
+        ];
+        match &a.replay {
+            Some(r) => keys.extend([("Space", on(r.paused, "play", "pause")), ("[ ]", "seek")]),
+            None => keys.push(("p", on(a.paused(), "resume", "pause"))),
+        }
+        keys
+    }
+
     /// The keys that matter now, each with what it does in this state.
     pub fn keys(&self) -> Vec<(&'static str, &'static str)> {
         let a = self.app;
         let on = |b: bool, yes: &'static str, no: &'static str| if b { yes } else { no };
-        if a.overlay == Some(Overlay::Log) {
-            return vec![
-                ("Esc/l", "close"),
-                ("PgUp/PgDn", "page"),
-                ("End", "newest"),
-                ("↑↓", "target"),
-                ("←→", "levels"),
-                ("h", "targets"),
-                ("q", "quit"),
-            ];
-        }
-        if a.overlay == Some(Overlay::Ledger) {
-            let mut keys = vec![
-                ("Esc/L", "close"),
-                ("↑↓", "scroll"),
-                ("PgUp/PgDn", "page"),
-                ("q", "quit"),
-            ];
-            match &a.replay {
-                Some(r) => keys.extend([("Space", on(r.paused, "play", "pause")), ("[ ]", "seek")]),
-                None => keys.push(("p", on(a.paused(), "resume", "pause"))),
-            }
-            return keys;
+        match a.overlay {
+            Some(Overlay::Log) => return LOG_KEYS.to_vec(),
+            Some(Overlay::Ledger) => return self.ledger_keys(),
+            _ => {}
         }
         match a.focus {
             Focus::Processes => vec![

@@ -10,21 +10,17 @@ use crate::host::{ProcessRow, Signaller};
 use crate::ledger::Prices;
 use crate::model::UnixTime;
 
-use super::action::{Action, KeyContext};
+use super::action::KeyContext;
 use super::background_recording::RecordingStatus;
 use super::dialog::{SignalDialog, SignalSender};
-use super::event_log;
 pub use super::focus::{Focus, Overlay};
 use super::ledger_rows::LedgerScroll;
 use super::process_table::ProcessTableState;
-use super::replay_bar::{ReplayState, SEEK_S};
-use super::widgets::ledger::row_count;
+use super::replay_bar::ReplayState;
 use super::widgets::log_view::LogViewState;
+pub use super::zoom::ZOOM_STEPS;
 
-/// Chart windows the zoom keys step through (seconds), cut at the retention.
-pub const ZOOM_STEPS: [f64; 9] = [
-    10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0,
-];
+mod actions;
 
 /// The help scrolls no further than this many lines.
 const HELP_SCROLL_MAX: u16 = 64;
@@ -50,7 +46,7 @@ pub struct App {
     /// Draw the tracing events in the log panel (false in screen tests, whose output must not
     /// depend on what else logged).
     pub live_log: bool,
-    /// Events logged before this frame ([`event_log::logged`]): the event panel is kept as it is
+    /// Events logged before this frame ([`super::event_log::logged`]): the event panel is kept as it is
     /// on screen while this has not moved (`None`: drawn every frame).
     pub log_events: Option<u64>,
     /// The newest event shown at the bottom of the event panel (`None`: the newest logged, and
@@ -190,229 +186,13 @@ impl App {
             self.selected = n - 1;
         }
     }
-
-    /// Apply one user action.
-    pub fn apply(&mut self, action: Action) {
-        match action {
-            Action::Quit => self.quit = true,
-            Action::ToggleHelp => {
-                self.help_scroll = 0;
-                self.overlay = match self.overlay {
-                    Some(Overlay::Help) => None,
-                    _ => Some(Overlay::Help),
-                }
-            }
-            Action::ToggleLog => {
-                self.overlay = match self.overlay {
-                    Some(Overlay::Log) => None,
-                    _ => Some(Overlay::Log),
-                }
-            }
-            Action::LogKey(k) => self.log_view.key(k),
-            Action::ToggleLedger => {
-                self.ledger_scroll = LedgerScroll::default();
-                self.overlay = match self.overlay {
-                    Some(Overlay::Ledger) => None,
-                    _ => Some(Overlay::Ledger),
-                }
-            }
-            Action::ScrollLedger(d) => {
-                let rows = row_count(self.displayed());
-                self.ledger_scroll.by(i64::from(d), rows, self.screen_rows)
-            }
-            Action::PageLedger(d) => {
-                let rows = row_count(self.displayed());
-                self.ledger_scroll
-                    .page(i64::from(d), rows, self.screen_rows)
-            }
-            Action::CloseOverlay => self.overlay = None,
-            Action::ScrollHelp(d) => {
-                self.help_scroll = self
-                    .help_scroll
-                    .saturating_add_signed(d)
-                    .min(HELP_SCROLL_MAX)
-            }
-            Action::SelectNext | Action::SelectPrev | Action::SelectGpu(_) => {
-                self.select_gpu(action)
-            }
-            Action::ToggleExpand => self.details = !self.details,
-            Action::TogglePause => self.toggle_pause(),
-            Action::ZoomIn => self.window_s = zoom_in(self.window_s),
-            Action::ZoomOut => self.window_s = zoom_out(self.window_s, self.retention_s),
-            Action::ToggleFocus => {
-                self.focus = match self.focus {
-                    Focus::Processes => Focus::Gpus,
-                    _ => Focus::Processes,
-                }
-            }
-            Action::FocusNext => self.focus = self.focus.next(),
-            Action::FocusPrev => self.focus = self.focus.prev(),
-            Action::FocusGpus => self.focus = Focus::Gpus,
-            Action::FocusPanel(f) => self.focus = f,
-            Action::ScrollEvents(d) => self.scroll_events(d),
-            Action::EventsNewest => self.events_bottom = None,
-            Action::OpenSignalDialog => self.open_signal_dialog(),
-            Action::DialogYes => {
-                let sender = self.signaller.clone();
-                if let Some(d) = &mut self.dialog {
-                    if !d.confirm(sender.as_ref()) {
-                        self.dialog = None;
-                    }
-                }
-            }
-            Action::DialogKill => {
-                if let Some(d) = &mut self.dialog {
-                    if !d.escalate() {
-                        self.dialog = None;
-                    }
-                }
-            }
-            Action::DialogClose => self.dialog = None,
-            // The event loop starts and stops the recorder; the app only shows its status.
-            Action::ToggleRecord => {}
-            Action::ReplaySpeed(_)
-            | Action::ReplayFaster
-            | Action::ReplaySlower
-            | Action::SeekBack
-            | Action::SeekForward
-            | Action::NextFinding => self.apply_replay(action),
-            _ => self.apply_table(action),
-        }
-    }
-
-    fn select_gpu(&mut self, action: Action) {
-        let n = self.gpu_count();
-        if n == 0 {
-            return;
-        }
-        match action {
-            Action::SelectNext => self.selected = (self.selected + 1) % n,
-            Action::SelectPrev => self.selected = (self.selected + n - 1) % n,
-            Action::SelectGpu(i) if i < n => {
-                self.selected = i;
-                self.focus = Focus::Gpus;
-            }
-            _ => {}
-        }
-    }
-
-    fn toggle_pause(&mut self) {
-        if let Some(r) = &mut self.replay {
-            r.toggle_pause();
-            return;
-        }
-        self.frozen = match self.frozen {
-            Some(_) => None,
-            None => Some(self.latest.clone()),
-        };
-        self.clamp_selection();
-    }
-
-    /// Scroll the events `d` lines older (negative: newer); back to following the newest once
-    /// past it.
-    fn scroll_events(&mut self, d: i32) {
-        let Some((oldest, newest)) = event_log::bounds() else {
-            self.events_bottom = None;
-            return;
-        };
-        let bottom = self.events_bottom.unwrap_or(newest) as i64 - i64::from(d);
-        self.events_bottom = (bottom < newest as i64).then(|| bottom.max(oldest as i64) as u64);
-    }
-
-    /// The process table's actions.
-    fn apply_table(&mut self, action: Action) {
-        match action {
-            Action::RowNext | Action::RowPrev => {
-                let rows = self.process_rows();
-                let delta = if action == Action::RowNext { 1 } else { -1 };
-                self.table.move_selection(&rows, delta);
-            }
-            Action::SelectRow(i) => {
-                let rows = self.process_rows();
-                if let Some(row) = rows.get(i) {
-                    self.table.selected_pid = Some(row.pid);
-                    self.focus = Focus::Processes;
-                }
-            }
-            Action::ScrollLeft => self.table.scroll_sideways(-1),
-            Action::ScrollRight => {
-                let longest = self
-                    .process_rows()
-                    .iter()
-                    .map(|r| r.command.chars().count())
-                    .max()
-                    .unwrap_or(0);
-                self.table.scroll_sideways(1);
-                self.table.hscroll = self.table.hscroll.min(longest.saturating_sub(1));
-            }
-            Action::SortNext => self.table.sort_next(),
-            Action::SortReverse => self.table.sort_reverse(),
-            Action::ToggleTree => self.table.view.tree = !self.table.view.tree,
-            Action::ToggleAllGpus => self.table.all_gpus = !self.table.all_gpus,
-            Action::OpenFilter => self.table.open_prompt(),
-            Action::FilterChar(c) => self.table.type_char(c),
-            Action::FilterBackspace => self.table.backspace(),
-            Action::FilterApply => self.table.apply_prompt(),
-            Action::FilterClear => self.table.clear_filter(),
-            _ => {}
-        }
-    }
-
-    /// The replay controls (nothing while the data is live).
-    fn apply_replay(&mut self, action: Action) {
-        let Some(r) = &mut self.replay else {
-            return;
-        };
-        match action {
-            Action::ReplaySpeed(x) => r.set_speed(f64::from(x)),
-            Action::ReplayFaster | Action::ReplaySlower => {
-                r.step_speed(action == Action::ReplayFaster)
-            }
-            Action::SeekBack => r.seek(-SEEK_S),
-            Action::SeekForward => r.seek(SEEK_S),
-            Action::NextFinding => r.next_finding(),
-            _ => {}
-        }
-    }
-
-    fn open_signal_dialog(&mut self) {
-        let rows = self.process_rows();
-        match self.table.selected_row(&rows) {
-            Some(row) => {
-                self.table.selected_pid = Some(row.pid);
-                self.dialog = Some(SignalDialog::open(row, self.signaller.as_ref()));
-            }
-            None => tracing::info!(
-                target: "gpulse::events",
-                "no process to signal: the table is empty"
-            ),
-        }
-    }
-}
-
-/// The next shorter window (at most the shortest step).
-fn zoom_in(w: f64) -> f64 {
-    ZOOM_STEPS
-        .iter()
-        .rev()
-        .copied()
-        .find(|&s| s < w - 1e-9)
-        .unwrap_or(w.min(ZOOM_STEPS[0]))
-}
-
-/// The next longer window, up to the retention.
-fn zoom_out(w: f64, retention: f64) -> f64 {
-    ZOOM_STEPS
-        .iter()
-        .copied()
-        .find(|&s| s > w + 1e-9 && s <= retention + 1e-9)
-        .unwrap_or(retention.max(w))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::backend::sim::Scenario;
+    use crate::tui::action::Action;
     use crate::tui::fixture::SimRun;
 
     #[test]
@@ -479,18 +259,5 @@ mod tests {
         assert!(app.details);
         app.apply(Action::Quit);
         assert!(app.quit);
-    }
-
-    #[test]
-    fn zoom_steps_stay_within_bounds() {
-        assert_eq!(zoom_in(60.0), 30.0);
-        assert_eq!(zoom_in(10.0), 10.0);
-        assert_eq!(zoom_in(45.0), 30.0);
-        assert_eq!(zoom_in(5.0), 5.0);
-        assert_eq!(zoom_out(60.0, 600.0), 120.0);
-        assert_eq!(zoom_out(600.0, 600.0), 600.0);
-        // A retention between steps is itself the last step.
-        assert_eq!(zoom_out(300.0, 450.0), 450.0);
-        assert_eq!(zoom_out(450.0, 450.0), 450.0);
     }
 }

@@ -1,7 +1,9 @@
 //! Tests of the exposition.
 use super::*;
 use crate::engine::{Engine, EngineConfig};
-use crate::model::{DeviceInfo, Evidence, Finding, GpuReading, Sample, Severity, SystemInfo};
+use crate::model::{
+    DeviceInfo, Evidence, Finding, GpuReading, Metrics, Sample, Severity, SystemInfo,
+};
 
 fn snapshot() -> Snapshot {
     let system = SystemInfo {

@@ -9,135 +9,14 @@
 use std::fmt::Write as _;
 
 use crate::engine::{GpuSnapshot, Snapshot};
-use crate::model::{Evidence, FindingKind, GpuStatus, Metrics};
+use crate::model::{Evidence, FindingKind, GpuStatus};
 
-const MIB: f64 = (1u64 << 20) as f64;
+mod dcgm;
+
+use dcgm::DEVICE_METRICS;
 
 /// The exposition's content type.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
-
-/// One device metric: name, help, type, and how to read it from the readings.
-struct DeviceMetric {
-    name: &'static str,
-    help: &'static str,
-    read: fn(&Metrics) -> Option<f64>,
-}
-
-fn ratio(v: Option<f64>) -> Option<f64> {
-    v.map(|p| p / 100.0)
-}
-
-const DEVICE_METRICS: &[DeviceMetric] = &[
-    DeviceMetric {
-        name: "DCGM_FI_DEV_GPU_UTIL",
-        help: "GPU utilization (in %).",
-        read: |m| m.util_gpu,
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_MEM_COPY_UTIL",
-        help: "Memory utilization (in %).",
-        read: |m| m.util_mem,
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_FB_USED",
-        help: "Framebuffer memory used (in MiB).",
-        read: |m| m.mem_used_bytes.map(|b| (b as f64 / MIB).round()),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_FB_FREE",
-        help: "Framebuffer memory free (in MiB).",
-        read: |m| match (m.mem_total_bytes, m.mem_used_bytes) {
-            (Some(t), Some(u)) => Some((t.saturating_sub(u) as f64 / MIB).round()),
-            _ => None,
-        },
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_FB_TOTAL",
-        help: "Framebuffer memory total (in MiB).",
-        read: |m| m.mem_total_bytes.map(|b| (b as f64 / MIB).round()),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_POWER_USAGE",
-        help: "Power draw (in W).",
-        read: |m| m.power_w,
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_POWER_MGMT_LIMIT",
-        help: "Power management limit (in W).",
-        read: |m| m.power_limit_w,
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_GPU_TEMP",
-        help: "GPU temperature (in C).",
-        read: |m| m.temp_c,
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_SM_CLOCK",
-        help: "SM clock frequency (in MHz).",
-        read: |m| m.sm_clock_mhz.map(f64::from),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_MEM_CLOCK",
-        help: "Memory clock frequency (in MHz).",
-        read: |m| m.mem_clock_mhz.map(f64::from),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_FAN_SPEED",
-        help: "Fan speed (in %).",
-        read: |m| m.fan_pct.map(f64::from),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_PSTATE",
-        help: "Performance state (0 fastest to 15 slowest).",
-        read: |m| m.pstate.map(f64::from),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_PCIE_LINK_GEN",
-        help: "Current PCIe link generation.",
-        read: |m| m.pcie_gen.map(f64::from),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_PCIE_LINK_WIDTH",
-        help: "Current PCIe link width (lanes).",
-        read: |m| m.pcie_width.map(f64::from),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
-        help: "Current clock throttle reasons (bitmask of NVML's clock event reasons).",
-        read: |m| m.throttle.map(|b| b as f64),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_PROF_SM_ACTIVE",
-        help: "The ratio of cycles an SM has at least 1 warp assigned (0-1).",
-        read: |m| ratio(m.sm_active),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_PROF_SM_OCCUPANCY",
-        help: "The ratio of number of warps resident on an SM to the maximum (0-1).",
-        read: |m| ratio(m.sm_occupancy),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-        help: "Ratio of cycles the tensor (HMMA) pipe is active (0-1).",
-        read: |m| ratio(m.tensor_active),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_PROF_DRAM_ACTIVE",
-        help:
-            "Ratio of cycles the device memory interface is active sending or receiving data (0-1).",
-        read: |m| ratio(m.dram_active),
-    },
-    DeviceMetric {
-        name: "DCGM_FI_PROF_PCIE_RX_BYTES",
-        help: "The rate of data received over the PCIe bus, including headers (in B/s).",
-        read: |m| m.pcie_rx_bytes_per_s,
-    },
-    DeviceMetric {
-        name: "DCGM_FI_PROF_PCIE_TX_BYTES",
-        help: "The rate of data transmitted over the PCIe bus, including headers (in B/s).",
-        read: |m| m.pcie_tx_bytes_per_s,
-    },
-];
 
 /// gpulse's own series, in the order they are written.
 pub const GPULSE_METRICS: &[&str] = &[
@@ -182,6 +61,7 @@ pub fn escape(v: &str) -> String {
     out
 }
 
+/// The labels of one GPU's device series, as dcgm-exporter writes them.
 fn gpu_labels(g: &GpuSnapshot, hostname: &str) -> String {
     format!(
         "gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"{}\",Hostname=\"{}\"",
@@ -209,12 +89,12 @@ fn num(v: f64) -> String {
     }
 }
 
+/// The `# HELP` and `# TYPE` lines of one metric.
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}");
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
-/// The exposition of one snapshot, keeping only the GPUs `show` accepts.
 /// One gauge per active finding that carries the evidence number `pick` reads, labelled by GPU
 /// and kind; nothing (not even the header) when no finding carries it.
 fn evidence_gauge(
@@ -241,6 +121,7 @@ fn evidence_gauge(
     }
 }
 
+/// The exposition of one snapshot, keeping only the GPUs `show` accepts.
 pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
     let mut out = String::with_capacity(8 * 1024);
     let host = s.system.hostname.as_str();
@@ -250,8 +131,40 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
         .filter(|g| show(g.info.index))
         .map(|g| (g, gpu_labels(g, host)))
         .collect();
-    let answered = |g: &GpuSnapshot| g.status == GpuStatus::Ok;
+    device_gauges(&mut out, &gpus);
+    gpu_up(&mut out, &gpus);
+    verdicts(&mut out, &gpus);
+    findings_active(&mut out, &gpus);
+    evidence_gauge(
+        &mut out,
+        &gpus,
+        "gpulse_lost_fraction",
+        "Share of GPU time an active finding estimates is lost (0-1).",
+        |e| e.lost_fraction,
+    );
+    evidence_gauge(
+        &mut out,
+        &gpus,
+        "gpulse_starvation_period_seconds",
+        "Period of the stall cycle an active finding measured (seconds).",
+        |e| e.period_s,
+    );
+    let shown: Vec<&GpuSnapshot> = gpus.iter().map(|(g, _)| *g).collect();
+    super::prometheus_ledger::render(&mut out, &shown);
+    let hl = format!("Hostname=\"{}\"", escape(host));
+    host_gauges(&mut out, s, &hl);
+    monitor_health(&mut out, s, &hl);
+    out
+}
 
+/// Whether the GPU answered the newest tick; only then are its readings written.
+fn answered(g: &GpuSnapshot) -> bool {
+    g.status == GpuStatus::Ok
+}
+
+/// One gauge per device metric, a value per answering GPU that reported it; a metric no GPU
+/// reported is left out entirely, header included.
+fn device_gauges(out: &mut String, gpus: &[(&GpuSnapshot, String)]) {
     for m in DEVICE_METRICS {
         let values: Vec<(&String, f64)> = gpus
             .iter()
@@ -261,29 +174,35 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
         if values.is_empty() {
             continue;
         }
-        header(&mut out, m.name, "gauge", m.help);
+        header(out, m.name, "gauge", m.help);
         for (l, v) in values {
             let _ = writeln!(out, "{}{{{l}}} {}", m.name, num(v));
         }
     }
+}
 
+/// `gpulse_gpu_up`: 1 for each GPU that answered the newest tick, 0 for the others.
+fn gpu_up(out: &mut String, gpus: &[(&GpuSnapshot, String)]) {
     header(
-        &mut out,
+        out,
         "gpulse_gpu_up",
         "gauge",
         "1 when the GPU answered the newest tick, 0 when it is stale or lost.",
     );
-    for (g, l) in &gpus {
+    for (g, l) in gpus {
         let _ = writeln!(out, "gpulse_gpu_up{{{l}}} {}", u8::from(answered(g)));
     }
+}
 
+/// `gpulse_verdict`: one series per GPU and finding kind, 1 for the GPU's current verdict.
+fn verdicts(out: &mut String, gpus: &[(&GpuSnapshot, String)]) {
     header(
-        &mut out,
+        out,
         "gpulse_verdict",
         "gauge",
         "The detector's current verdict of each GPU (1 for the current one, 0 for the others).",
     );
-    for (g, _) in &gpus {
+    for (g, _) in gpus {
         for k in FindingKind::ALL {
             let _ = writeln!(
                 out,
@@ -294,14 +213,18 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
             );
         }
     }
+}
 
+/// `gpulse_finding_active`: one series per GPU and finding kind, labelled with the highest
+/// severity among the active findings of that kind.
+fn findings_active(out: &mut String, gpus: &[(&GpuSnapshot, String)]) {
     header(
-        &mut out,
+        out,
         "gpulse_finding_active",
         "gauge",
         "1 while a finding of this kind is active on the GPU (severity \"none\" when it is not).",
     );
-    for (g, _) in &gpus {
+    for (g, _) in gpus {
         for k in FindingKind::ALL {
             let active = g
                 .findings
@@ -320,25 +243,10 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
             );
         }
     }
+}
 
-    evidence_gauge(
-        &mut out,
-        &gpus,
-        "gpulse_lost_fraction",
-        "Share of GPU time an active finding estimates is lost (0-1).",
-        |e| e.lost_fraction,
-    );
-    evidence_gauge(
-        &mut out,
-        &gpus,
-        "gpulse_starvation_period_seconds",
-        "Period of the stall cycle an active finding measured (seconds).",
-        |e| e.period_s,
-    );
-    let shown: Vec<&GpuSnapshot> = gpus.iter().map(|(g, _)| *g).collect();
-    super::prometheus_ledger::render(&mut out, &shown);
-
-    let hl = format!("Hostname=\"{}\"", escape(host));
+/// The host's gauges (CPU, memory, load, I/O wait), each left out when the host did not report it.
+fn host_gauges(out: &mut String, s: &Snapshot, hl: &str) {
     let h = &s.host;
     for (name, help, v) in [
         (
@@ -364,15 +272,19 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
         ),
     ] {
         if let Some(v) = v {
-            header(&mut out, name, "gauge", help);
+            header(out, name, "gauge", help);
             let _ = writeln!(out, "{name}{{{hl}}} {}", num(v));
         }
     }
+}
 
+/// The monitor's own health: tick duration, tick and error counters, the interval, and the time
+/// of the newest sample (left out before the first one).
+fn monitor_health(out: &mut String, s: &Snapshot, hl: &str) {
     let st = &s.stats;
     if let Some(d) = st.sample_duration_s {
         header(
-            &mut out,
+            out,
             "gpulse_sample_duration_seconds",
             "gauge",
             "Wall time the newest tick took to read every GPU.",
@@ -380,21 +292,21 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
         let _ = writeln!(out, "gpulse_sample_duration_seconds{{{hl}}} {}", num(d));
     }
     header(
-        &mut out,
+        out,
         "gpulse_samples_total",
         "counter",
         "Ticks sampled since the monitor started.",
     );
     let _ = writeln!(out, "gpulse_samples_total{{{hl}}} {}", st.samples_total);
     header(
-        &mut out,
+        out,
         "gpulse_errors_total",
         "counter",
         "GPU readings that failed (stale, lost or error) since the monitor started.",
     );
     let _ = writeln!(out, "gpulse_errors_total{{{hl}}} {}", st.errors_total);
     header(
-        &mut out,
+        out,
         "gpulse_interval_seconds",
         "gauge",
         "The sampling interval.",
@@ -406,7 +318,7 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
     );
     if s.seq > 0 {
         header(
-            &mut out,
+            out,
             "gpulse_last_sample_timestamp_seconds",
             "gauge",
             "Unix time of the newest sample.",
@@ -417,7 +329,6 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
             num(s.t)
         );
     }
-    out
 }
 
 /// Whether the newest snapshot is fresh at `now`: taken within a few intervals.
@@ -427,5 +338,4 @@ pub fn is_fresh(s: &Snapshot, now: f64) -> bool {
 }
 
 #[cfg(test)]
-#[path = "prometheus_tests.rs"]
 mod tests;

@@ -1,0 +1,38 @@
+//! Feeding every GPU's ledger from the engine: each tick's readings under what the snapshot
+//! showed, and the ledger as the front ends read it.
+
+use crate::ledger::{GpuLedger, TickInput};
+use crate::model::{GpuStatus, Sample};
+
+use super::Engine;
+
+impl Engine {
+    /// Book the interval since the previous sample in every answering GPU's ledger, under what
+    /// the snapshot showed during it, and take this tick's verdict and findings.
+    pub(super) fn update_ledgers(&mut self, sample: &Sample) {
+        let findings = self.detector.active();
+        for reading in &sample.gpus {
+            let Some(pos) = self.gpus.iter().position(|g| g.info.index == reading.index) else {
+                continue;
+            };
+            let g = &mut self.gpus[pos];
+            let input = TickInput {
+                t: sample.t,
+                gpu: reading.index,
+                answering: !matches!(reading.status, GpuStatus::Lost { .. }),
+                metrics: &reading.metrics,
+                // Kept while the GPU is stale, cleared when it is lost.
+                processes: &g.processes,
+                verdict: self.detector.verdict(pos),
+                full_level: self.detector.full_level(pos),
+                findings,
+            };
+            self.ledgers[pos].tick(&mut g.ledger, &input);
+        }
+    }
+
+    /// The ledger of the GPU at `pos` (in the system's device order).
+    pub fn ledger(&self, pos: usize) -> Option<&GpuLedger> {
+        self.gpus.get(pos).map(|g| g.ledger.as_ref())
+    }
+}
