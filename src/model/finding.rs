@@ -102,7 +102,7 @@ impl FindingKind {
             FindingKind::Imbalance => "imbalance",
             FindingKind::Pending => "no verdict yet",
             FindingKind::Stalling => "stalling",
-            FindingKind::TensorCoresIdle => "tensor_cores_idle",
+            FindingKind::TensorCoresIdle => "tensor cores idle",
         }
     }
 
