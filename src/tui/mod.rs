@@ -298,15 +298,22 @@ fn start_app(
     app
 }
 
-/// A click or the wheel: what it asks for on the screen as laid out now (nothing while a dialog
-/// or the help is open). Returns whether the screen changes.
+/// A click or the wheel: what it asks for on the screen as laid out now, or over the overlay shown
+/// (nothing while a dialog is open). Returns whether the screen changes.
 fn on_mouse(
     event: crossterm::event::MouseEvent,
     terminal: &term::Screen,
     app: &mut App,
 ) -> std::io::Result<bool> {
-    if app.dialog.is_some() || app.overlay.is_some() {
+    if app.dialog.is_some() {
         return Ok(false);
+    }
+    if let Some(overlay) = app.overlay {
+        let action = mouse::map_overlay_mouse(event, overlay);
+        if let Some(action) = action {
+            app.apply(action);
+        }
+        return Ok(action.is_some());
     }
     let size = ratatui::backend::Backend::size(terminal.backend())?;
     let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);

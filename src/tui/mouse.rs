@@ -6,11 +6,14 @@ use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 
 use super::action::Action;
-use super::focus::Focus;
+use super::focus::{Focus, Overlay};
 use super::layout::ScreenLayout;
 
 /// Events one wheel notch scrolls.
 const WHEEL_EVENTS: i32 = 3;
+
+/// Lines of the help or the ledger one wheel notch scrolls.
+const WHEEL_LINES: i16 = 3;
 
 /// The action a mouse event asks for on a screen laid out as `layout`, if any.
 pub fn map_mouse(event: MouseEvent, layout: &ScreenLayout) -> Option<Action> {
@@ -60,6 +63,26 @@ pub fn map_mouse(event: MouseEvent, layout: &ScreenLayout) -> Option<Action> {
         }
         _ => None,
     }
+}
+
+/// The action the wheel asks for over an overlay, which covers the panels: it scrolls the help
+/// and the ledger, and pages the log view; clicks do nothing there.
+pub fn map_overlay_mouse(event: MouseEvent, overlay: Overlay) -> Option<Action> {
+    let down = match event.kind {
+        MouseEventKind::ScrollDown => true,
+        MouseEventKind::ScrollUp => false,
+        _ => return None,
+    };
+    let lines: i16 = if down { WHEEL_LINES } else { -WHEEL_LINES };
+    Some(match overlay {
+        Overlay::Help => Action::ScrollHelp(lines),
+        Overlay::Ledger => Action::ScrollLedger(i32::from(lines)),
+        Overlay::Log => Action::LogKey(if down {
+            tui_logger::TuiWidgetEvent::NextPageKey
+        } else {
+            tui_logger::TuiWidgetEvent::PrevPageKey
+        }),
+    })
 }
 
 /// The row of a bordered list under `at`, counting from its `skip`th line (the first inside the
@@ -123,5 +146,30 @@ mod tests {
             map_mouse(wheel, &layout),
             Some(Action::ScrollEvents(WHEEL_EVENTS))
         );
+    }
+
+    #[test]
+    fn the_wheel_scrolls_an_overlay_and_a_click_there_does_nothing() {
+        let wheel = |kind| MouseEvent {
+            kind,
+            column: 10,
+            row: 10,
+            modifiers: KeyModifiers::NONE,
+        };
+        let down = wheel(MouseEventKind::ScrollDown);
+        let up = wheel(MouseEventKind::ScrollUp);
+        assert_eq!(
+            map_overlay_mouse(down, Overlay::Ledger),
+            Some(Action::ScrollLedger(3))
+        );
+        assert_eq!(
+            map_overlay_mouse(up, Overlay::Help),
+            Some(Action::ScrollHelp(-3))
+        );
+        assert_eq!(
+            map_overlay_mouse(up, Overlay::Log),
+            Some(Action::LogKey(tui_logger::TuiWidgetEvent::PrevPageKey))
+        );
+        assert_eq!(map_overlay_mouse(click(10, 10), Overlay::Ledger), None);
     }
 }
