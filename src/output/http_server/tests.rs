@@ -151,7 +151,18 @@ fn a_full_server_makes_room_for_a_scrape() {
         .set_read_timeout(Some(Duration::from_secs(2)))
         .expect("timeout");
     let mut buf = [0u8; 64];
-    assert_eq!(first.read(&mut buf).expect("closed"), 0);
+    // Closed: an end of stream, or a reset where the kernel still held bytes of the head the
+    // server had not read when it closed the socket.
+    match first.read(&mut buf) {
+        Ok(n) => assert_eq!(n, 0, "the oldest stalled client is closed"),
+        Err(e) => assert!(
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted
+            ),
+            "closed, not {e}"
+        ),
+    }
 }
 
 #[test]
