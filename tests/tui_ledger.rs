@@ -4,30 +4,8 @@
 
 mod support;
 
-use support::api::{
-    Action, GpuReading, HostDetail, HostReading, Overlay, Prices, Scenario, SimRun, BINDINGS,
-};
-use support::screen::{dashboard, ledger_view, screen};
-
-/// Simulated GPUs on a 16-core host, half its cores busy (the host evidence makes the
-/// starving GPUs' fix a `num_workers` change).
-fn sim(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
-    let mut run = SimRun::new(scenario, gpus);
-    run.host = HostReading {
-        cpu_percent: Some(52.5),
-        cpu_count: Some(16),
-        memory_used_bytes: Some(41 << 30),
-        memory_total_bytes: Some(503 << 30),
-        load1: Some(8.25),
-        iowait_percent: Some(1.5),
-    };
-    run.host_detail = HostDetail {
-        per_core_percent: (0..16).map(|i| f64::from(i % 8) * 14.0).collect(),
-        ..Default::default()
-    };
-    run.advance(seconds);
-    run
-}
+use support::api::{Action, GpuReading, Overlay, Prices, Scenario, SimRun, BINDINGS};
+use support::screen::{dashboard, ledger_view, screen, sim_on_16_cores};
 
 fn usd() -> Prices {
     Prices {
@@ -44,7 +22,7 @@ fn rows_with<'a>(s: &'a str, what: &str) -> Vec<&'a str> {
 
 #[test]
 fn ledger_view_at_two_sizes() {
-    let run = sim(Scenario::Mixed, 8, 90.0);
+    let run = sim_on_16_cores(Scenario::Mixed, 8, 90.0);
     let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::ToggleLedger);
     assert_eq!(app.overlay, Some(Overlay::Ledger));
@@ -81,7 +59,7 @@ fn ledger_view_at_two_sizes() {
 
 #[test]
 fn prices_show_what_the_time_cost() {
-    let run = sim(Scenario::Starving, 1, 90.0);
+    let run = sim_on_16_cores(Scenario::Starving, 1, 90.0);
     let mut app = dashboard(run.snapshot(), true);
     app.prices = usd();
     // The diagnosis line: what the finding cost so far, then the fix's lead.
@@ -134,7 +112,7 @@ fn a_gpu_without_power_shows_no_energy_rather_than_zero() {
 
 #[test]
 fn the_view_scrolls_by_rows_and_pages_and_stops_at_the_end() {
-    let run = sim(Scenario::Mixed, 8, 60.0);
+    let run = sim_on_16_cores(Scenario::Mixed, 8, 60.0);
     let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::ToggleLedger);
     let top = screen(&app, 80, 24);
@@ -157,7 +135,7 @@ fn the_view_scrolls_by_rows_and_pages_and_stops_at_the_end() {
 
 #[test]
 fn tiny_terminals_never_panic() {
-    let run = sim(Scenario::Mixed, 8, 30.0);
+    let run = sim_on_16_cores(Scenario::Mixed, 8, 30.0);
     let mut app = dashboard(run.snapshot(), true);
     app.prices = usd();
     app.apply(Action::ToggleLedger);

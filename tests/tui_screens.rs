@@ -6,46 +6,16 @@ mod support;
 use std::sync::Arc;
 
 use support::api::{
-    Action, Evidence, Finding, FindingKind, GpuReading, GpuStatus, HostDetail, HostReading,
-    Scenario, Severity, SimRun, Snapshot, BINDINGS,
+    Action, Evidence, Finding, FindingKind, GpuReading, GpuStatus, Scenario, Severity, SimRun,
+    Snapshot, BINDINGS,
 };
-use support::screen::{dashboard, draw, screen, text};
-
-fn sim(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
-    let mut run = SimRun::new(scenario, gpus);
-    run.host = host_reading();
-    run.host_detail = host_detail();
-    run.advance(seconds);
-    run
-}
-
-/// A 16-core host, half its cores busy, a little iowait.
-fn host_reading() -> HostReading {
-    HostReading {
-        cpu_percent: Some(52.5),
-        cpu_count: Some(16),
-        memory_used_bytes: Some(41 << 30),
-        memory_total_bytes: Some(503 << 30),
-        load1: Some(8.25),
-        iowait_percent: Some(1.5),
-    }
-}
-
-fn host_detail() -> HostDetail {
-    HostDetail {
-        per_core_percent: (0..16).map(|i| f64::from(i % 8) * 14.0).collect(),
-        load5: Some(7.5),
-        load15: Some(6.0),
-        swap_used_bytes: None,
-        swap_total_bytes: None,
-    }
-}
+use support::screen::{dashboard, draw, screen, sim_on_16_cores, text};
 
 const SPARK_GLYPHS: &[char] = &['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 #[test]
 fn one_gpu_at_three_sizes() {
-    let run = sim(Scenario::Starving, 1, 90.0);
+    let run = sim_on_16_cores(Scenario::Starving, 1, 90.0);
     let app = dashboard(run.snapshot(), true);
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         let s = screen(&app, w, h);
@@ -62,7 +32,7 @@ fn one_gpu_at_three_sizes() {
 
 #[test]
 fn eight_gpus_at_three_sizes() {
-    let run = sim(Scenario::Mixed, 8, 90.0);
+    let run = sim_on_16_cores(Scenario::Mixed, 8, 90.0);
     let app = dashboard(run.snapshot(), true);
     for (w, h) in [(80, 24), (120, 40), (200, 60)] {
         let s = screen(&app, w, h);
@@ -80,7 +50,7 @@ fn eight_gpus_at_three_sizes() {
 
 #[test]
 fn selection_moves_the_panel_and_enter_shows_its_details() {
-    let run = sim(Scenario::Mixed, 8, 30.0);
+    let run = sim_on_16_cores(Scenario::Mixed, 8, 30.0);
     let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::SelectNext);
     app.apply(Action::SelectNext);
@@ -100,7 +70,7 @@ fn selection_moves_the_panel_and_enter_shows_its_details() {
 
 #[test]
 fn help_overlay_lists_every_key() {
-    let run = sim(Scenario::Healthy, 2, 20.0);
+    let run = sim_on_16_cores(Scenario::Healthy, 2, 20.0);
     let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::ToggleHelp);
     let s = screen(&app, 120, 40);
@@ -114,7 +84,7 @@ fn help_overlay_lists_every_key() {
 
 #[test]
 fn too_small_says_so_and_never_panics() {
-    let run = sim(Scenario::Mixed, 8, 10.0);
+    let run = sim_on_16_cores(Scenario::Mixed, 8, 10.0);
     let app = dashboard(run.snapshot(), true);
     let s = screen(&app, 59, 16);
     assert!(s.contains("terminal too small (need 60×16"), "{s}");
@@ -122,7 +92,7 @@ fn too_small_says_so_and_never_panics() {
     let s = screen(&app, 60, 16);
     assert!(!s.contains("too small"), "{s}");
     // Every size from 1×1 up, with 1 and 8 GPUs, help open or not, draws without panicking.
-    let one = sim(Scenario::Checkpoint, 1, 10.0);
+    let one = sim_on_16_cores(Scenario::Checkpoint, 1, 10.0);
     for snap in [run.snapshot(), one.snapshot()] {
         for help in [false, true] {
             let mut app = dashboard(snap.clone(), false);
@@ -141,7 +111,7 @@ fn too_small_says_so_and_never_panics() {
 
 #[test]
 fn monochrome_uses_no_colour_at_all() {
-    let run = sim(Scenario::Mixed, 4, 60.0);
+    let run = sim_on_16_cores(Scenario::Mixed, 4, 60.0);
     let app = dashboard(run.snapshot(), false);
     let buf = draw(&app, 120, 40);
     for cell in buf.content.iter() {
@@ -181,7 +151,7 @@ fn finding(kind: FindingKind, gpu: u32, start: f64) -> Finding {
 
 #[test]
 fn findings_are_listed_and_their_dips_marked() {
-    let run = sim(Scenario::Starving, 1, 60.0);
+    let run = sim_on_16_cores(Scenario::Starving, 1, 60.0);
     let mut snap: Snapshot = (*run.snapshot()).clone();
     let start = snap.t - 30.0;
     snap.gpus[0].verdict = FindingKind::InputStarvation;
@@ -230,7 +200,7 @@ fn findings_are_listed_and_their_dips_marked() {
 #[test]
 fn stalls_are_shown_before_they_are_named() {
     // Named 8.5 s after the start; the stalls are shown from 6 s (a 5 s window at least).
-    let mut run = sim(Scenario::Starving, 1, 7.0);
+    let mut run = sim_on_16_cores(Scenario::Starving, 1, 7.0);
     let snap = run.snapshot();
     assert_eq!(snap.gpus[0].verdict, FindingKind::Stalling);
     let w = snap.gpus[0].watch.expect("a watch line before the finding");
@@ -252,7 +222,7 @@ fn stalls_are_shown_before_they_are_named() {
 
 #[test]
 fn stale_and_lost_gpus_say_so_with_their_age() {
-    let mut run = sim(Scenario::Healthy, 2, 20.0);
+    let mut run = sim_on_16_cores(Scenario::Healthy, 2, 20.0);
     for _ in 0..16 {
         run.ingest_tick(|t, mut gpus| {
             gpus[0] = GpuReading::empty(0, GpuStatus::Stale { since: t - 0.25 });
@@ -290,7 +260,7 @@ fn before_the_first_sample_the_screen_says_it_is_waiting() {
 
 #[test]
 fn pause_freezes_the_screen_while_sampling_goes_on() {
-    let mut run = sim(Scenario::Starving, 1, 20.0);
+    let mut run = sim_on_16_cores(Scenario::Starving, 1, 20.0);
     let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::TogglePause);
     let frozen = screen(&app, 120, 40);
@@ -306,7 +276,7 @@ fn pause_freezes_the_screen_while_sampling_goes_on() {
 
 #[test]
 fn zoom_changes_the_window_in_the_header() {
-    let run = sim(Scenario::Healthy, 1, 30.0);
+    let run = sim_on_16_cores(Scenario::Healthy, 1, 30.0);
     let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::ZoomIn);
     assert!(screen(&app, 120, 40).contains("window 30 s"));
@@ -335,7 +305,7 @@ fn cells_of<'a>(buf: &'a ratatui::buffer::Buffer, text: &str) -> Vec<&'a ratatui
 
 #[test]
 fn a_verdict_has_the_same_style_wherever_it_is_drawn() {
-    let run = sim(Scenario::Mixed, 8, 90.0);
+    let run = sim_on_16_cores(Scenario::Mixed, 8, 90.0);
     for color in [true, false] {
         let app = dashboard(run.snapshot(), color);
         let buf = draw(&app, 120, 40);
@@ -362,7 +332,7 @@ fn a_verdict_has_the_same_style_wherever_it_is_drawn() {
 
 #[test]
 fn the_help_scrolls_to_its_legend_of_colours_marks_and_figures() {
-    let run = sim(Scenario::Healthy, 1, 20.0);
+    let run = sim_on_16_cores(Scenario::Healthy, 1, 20.0);
     let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::ToggleHelp);
     let s = screen(&app, 80, 24);
@@ -378,7 +348,7 @@ fn the_help_scrolls_to_its_legend_of_colours_marks_and_figures() {
 
 #[test]
 fn the_footer_says_what_the_keys_do_now() {
-    let run = sim(Scenario::Starving, 1, 20.0);
+    let run = sim_on_16_cores(Scenario::Starving, 1, 20.0);
     let mut app = dashboard(run.snapshot(), true);
     let footer = |app: &support::api::App| {
         screen(app, 160, 48)
@@ -410,7 +380,7 @@ fn the_footer_says_what_the_keys_do_now() {
 
 #[test]
 fn charts_say_their_resolution_and_label_their_time() {
-    let run = sim(Scenario::Healthy, 1, 90.0);
+    let run = sim_on_16_cores(Scenario::Healthy, 1, 90.0);
     let app = dashboard(run.snapshot(), true);
     for (w, h, per) in [(80, 24, "1.0 s per column"), (160, 48, "0.43 s per column")] {
         let s = screen(&app, w, h);
@@ -426,7 +396,7 @@ fn charts_say_their_resolution_and_label_their_time() {
 
 #[test]
 fn commands_scroll_sideways_and_long_ones_keep_their_end() {
-    let run = sim(Scenario::Starving, 1, 20.0);
+    let run = sim_on_16_cores(Scenario::Starving, 1, 20.0);
     let mut app = dashboard(run.snapshot(), true);
     app.apply(Action::FocusNext);
     app.apply(Action::ScrollRight);

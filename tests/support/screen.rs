@@ -9,7 +9,9 @@ use ratatui::Terminal;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
-use super::api::{render, App, LedgerView, Snapshot, Theme};
+use super::api::{
+    render, App, HostDetail, HostReading, LedgerView, Scenario, SimRun, Snapshot, Theme,
+};
 
 /// The dashboard over `snapshot` with its window of 60 s and history of 600 s, in colour or not,
 /// without the live log panel (its lines depend on what else this process logged).
@@ -62,4 +64,27 @@ pub fn ledger_view(app: &App, w: u16, h: u16) -> String {
     };
     (&view).render(area, &mut buf);
     text(&buf)
+}
+
+/// `gpus` simulated GPUs running `scenario` for `seconds` on a 16-core host with half its cores
+/// busy and a little iowait (so a starving GPU's host evidence asks for more workers).
+pub fn sim_on_16_cores(scenario: Scenario, gpus: u32, seconds: f64) -> SimRun {
+    let mut run = SimRun::new(scenario, gpus);
+    run.host = HostReading {
+        cpu_percent: Some(52.5),
+        cpu_count: Some(16),
+        memory_used_bytes: Some(41 << 30),
+        memory_total_bytes: Some(503 << 30),
+        load1: Some(8.25),
+        iowait_percent: Some(1.5),
+    };
+    run.host_detail = HostDetail {
+        per_core_percent: (0..16).map(|i| f64::from(i % 8) * 14.0).collect(),
+        load5: Some(7.5),
+        load15: Some(6.0),
+        swap_used_bytes: None,
+        swap_total_bytes: None,
+    };
+    run.advance(seconds);
+    run
 }
