@@ -3,28 +3,20 @@
 //!
 //! `cargo bench --bench detector`
 
+#[path = "support/mixed_jobs.rs"]
+mod mixed_jobs;
+
 use std::time::{Duration, Instant};
 
-use gpulse::detector::synth::{Polling, SynthJob};
 use gpulse::detector::{Detector, DetectorConfig};
 use gpulse::history::{GpuHistory, TickMetrics};
-use gpulse::model::{DeviceInfo, Sample, SystemInfo};
+use gpulse::model::{DeviceInfo, SystemInfo};
 
 fn main() {
     const GPUS: usize = 8;
     const SECS: f64 = 3600.0;
     let t0 = 1_800_000_000.0;
-    let jobs: Vec<Vec<Sample>> = (0..GPUS)
-        .map(|i| {
-            let job = match i % 4 {
-                0 => SynthJob::periodic(1.7, 0.6, 0.05, i as u64, SECS),
-                1 => SynthJob::steady(1.0, SECS),
-                2 => SynthJob::steady(0.15, SECS),
-                _ => SynthJob::periodic(12.0, 0.2, 0.05, i as u64, SECS),
-            };
-            job.samples(t0, 0.25, Polling::EveryWindow)
-        })
-        .collect();
+    let jobs = mixed_jobs::mixed_jobs(GPUS, SECS, t0);
     let system = SystemInfo {
         hostname: "bench".into(),
         backend: "synthetic".into(),

@@ -6,10 +6,12 @@
 //!
 //! `cargo bench --bench ledger`
 
+#[path = "support/mixed_jobs.rs"]
+mod mixed_jobs;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpulse::detector::synth::{Polling, SynthJob};
 use gpulse::detector::{Detector, DetectorConfig};
 use gpulse::history::{GpuHistory, TickMetrics};
 use gpulse::ledger::{GpuLedger, LedgerBook, TickInput};
@@ -20,17 +22,7 @@ const SECS: f64 = 3600.0;
 
 fn main() {
     let t0 = 1_800_000_000.0;
-    let jobs: Vec<Vec<Sample>> = (0..GPUS)
-        .map(|i| {
-            let job = match i % 4 {
-                0 => SynthJob::periodic(1.7, 0.6, 0.05, i as u64, SECS),
-                1 => SynthJob::steady(1.0, SECS),
-                2 => SynthJob::steady(0.15, SECS),
-                _ => SynthJob::periodic(12.0, 0.2, 0.05, i as u64, SECS),
-            };
-            job.samples(t0, 0.25, Polling::EveryWindow)
-        })
-        .collect();
+    let jobs = mixed_jobs::mixed_jobs(GPUS, SECS, t0);
     let processes: Vec<GpuProcess> = (0..2)
         .map(|k| GpuProcess {
             pid: 1000 + k,
