@@ -51,6 +51,17 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// A web configuration in `d` serving the certificate `pki::make` wrote, with one user,
+/// `prometheus`, whose password is `scrape-pw`.
+fn tls_with_scraper(d: &Path) -> PathBuf {
+    let hash = bcrypt::hash("scrape-pw", 6).expect("hash");
+    write(
+        d,
+        "web.yml",
+        &format!("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prometheus: '{hash}'\n"),
+    )
+}
+
 #[test]
 fn curl_over_tls_needs_the_ca_and_the_password_and_plain_http_is_refused() {
     let (Some(openssl), Some(curl_bin)) = (tool("openssl"), tool("curl")) else {
@@ -58,12 +69,7 @@ fn curl_over_tls_needs_the_ca_and_the_password_and_plain_http_is_refused() {
     };
     let pki = pki::make(&openssl);
     let d = pki.dir.path();
-    let hash = bcrypt::hash("scrape-pw", 6).expect("hash");
-    let web = write(
-        d,
-        "web.yml",
-        &format!("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prometheus: '{hash}'\n"),
-    );
+    let web = tls_with_scraper(d);
     let (_gpulse, addr) = start_tls_exporter(&web);
     let https = format!("https://{addr}/metrics");
     let ca = pki.ca.display().to_string();
@@ -144,12 +150,7 @@ fn a_real_prometheus_scrapes_the_exporter_over_tls_with_basic_auth() {
     };
     let pki = pki::make(&openssl);
     let d = pki.dir.path();
-    let hash = bcrypt::hash("scrape-pw", 6).expect("hash");
-    let web = write(
-        d,
-        "web.yml",
-        &format!("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prometheus: '{hash}'\n"),
-    );
+    let web = tls_with_scraper(d);
     let good = write(d, "good-password", "scrape-pw\n");
     let bad = write(d, "bad-password", "guess\n");
     let (_gpulse, target) = start_tls_exporter(&web);
