@@ -229,18 +229,30 @@ fn the_real_h200_recordings_give_their_verdicts_with_gpm_evidence() {
 }
 
 #[test]
-fn a_compressed_file_that_is_not_a_recording_is_an_error_naming_it() {
+fn a_compressed_log_is_read_and_a_compressed_file_of_neither_kind_is_an_error_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("log.csv.zst");
     let csv = b"timestamp, utilization.gpu [%]\n2026/12/02 10:00:00.000, 5 %\n";
     std::fs::write(&path, zstd::encode_all(&csv[..], 3).expect("zstd")).expect("write");
     gpulse()
-        .arg("analyze")
+        .args(["analyze", "--json"])
         .arg(&path)
         .assert()
+        .success()
+        .stdout(predicate::str::contains("\"samples\":1"));
+    let junk = dir.path().join("junk.zst");
+    std::fs::write(
+        &junk,
+        zstd::encode_all(&b"\x01\x02 not a log\n"[..], 3).expect("zstd"),
+    )
+    .expect("write");
+    gpulse()
+        .arg("analyze")
+        .arg(&junk)
+        .assert()
         .code(1)
-        .stderr(predicate::str::contains("log.csv.zst"))
-        .stderr(predicate::str::contains("not a gpulse recording"));
+        .stderr(predicate::str::contains("junk.zst"))
+        .stderr(predicate::str::contains("not a header"));
 }
 
 /// A job whose workers sleep 8 ms per sample, recorded with the driver's sample buffer read every
