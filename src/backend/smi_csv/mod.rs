@@ -204,7 +204,7 @@ impl SampleSource for SmiCsvSource {
         }
         if c.incomplete_rows > 0 {
             w.push(format!(
-                "{name}: skipped {} row(s) of polls with fewer rows than the {} GPUs of the first polls (rows without a GPU identity are never merged across polls)",
+                "{name}: skipped {} row(s) of polls that could not be read whole (cut short, or a row as late as a poll; rows without a GPU identity are never merged across polls, and there are {} GPUs a poll)",
                 c.incomplete_rows,
                 self.system.devices.len()
             ));

@@ -105,33 +105,31 @@ pub(super) fn learn(times: &[f64]) -> Option<PollShape> {
     same_time(times)
 }
 
-/// Several GPUs: the break between short and long gaps, and the long gaps every N rows.
+/// Several GPUs: a break between short and long gaps (the highest of those that fit), and the
+/// long gaps every N rows.
 fn count_shape(gaps: &[f64], sorted: &[f64]) -> Option<PollShape> {
-    // The widest ratio between neighbouring gaps, with at least one long gap per poll of the
-    // most GPUs.
+    // At least one long gap per poll of the most GPUs; the longest gaps may be polls missed.
     let most_short = sorted.len() - sorted.len() / MAX_GPUS;
-    let (at, ratio) = (0..sorted.len() - 1)
-        .filter(|&i| i < most_short)
-        .map(|i| (i, sorted[i + 1] / sorted[i]))
-        .max_by(|a, b| a.1.total_cmp(&b.1))?;
-    if ratio < MIN_BREAK {
-        return None;
-    }
-    // The rows of one poll are read milliseconds apart.
-    if sorted[at / 2] > MAX_IN_POLL_S {
-        return None;
-    }
-    let split_s = (sorted[at] * sorted[at + 1]).sqrt();
+    (0..most_short.min(sorted.len() - 1))
+        .rev()
+        .filter(|&i| sorted[i + 1] >= MIN_BREAK * sorted[i])
+        // The rows of one poll are read milliseconds apart.
+        .filter(|&i| sorted[i / 2] <= MAX_IN_POLL_S)
+        .find_map(|i| beat(gaps, (sorted[i] * sorted[i + 1]).sqrt()))
+}
+
+/// The shape when gaps of `split_s` or more fall every N rows (N from 2 to [`MAX_GPUS`]).
+fn beat(gaps: &[f64], split_s: f64) -> Option<PollShape> {
     let long: Vec<usize> = (0..gaps.len()).filter(|&i| gaps[i] >= split_s).collect();
     let rows = most_common(long.windows(2).map(|w| w[1] - w[0]))?;
     if !(2..=MAX_GPUS).contains(&rows) {
         return None;
     }
     let phase = most_common(long.iter().map(|p| p % rows))?;
-    let expected: Vec<usize> = (phase..gaps.len()).step_by(rows).collect();
-    let on_beat = long.iter().filter(|p| *p % rows == phase).count();
-    let regular = on_beat as f64 >= MIN_REGULAR * long.len() as f64
-        && on_beat as f64 >= MIN_REGULAR * expected.len() as f64;
+    let expected = (phase..gaps.len()).step_by(rows).count();
+    let on_beat = long.iter().filter(|p| *p % rows == phase).count() as f64;
+    let regular =
+        on_beat >= MIN_REGULAR * long.len() as f64 && on_beat >= MIN_REGULAR * expected as f64;
     regular.then_some(PollShape::Count { rows, split_s })
 }
 
