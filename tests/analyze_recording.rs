@@ -155,6 +155,24 @@ fn gpulse_record_output_is_read_back_by_analyze() {
     );
 }
 
+/// A recording compressed with gzip reads as the zstd one it was made from.
+#[test]
+fn a_gzip_recording_reads_as_its_zstd_original() {
+    let original = recording(BUFFER_READ_EVERY_2S);
+    let plain = zstd::decode_all(std::fs::File::open(&original).expect("opens")).expect("zstd");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("recording.ndjson.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&plain).expect("gzip");
+    std::fs::write(&path, enc.finish().expect("gzip")).expect("write");
+    let (a, b) = (json(&original), json(&path));
+    assert_eq!(a["samples"], b["samples"]);
+    assert_eq!(verdicts(&a), verdicts(&b));
+    assert!(b["source"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("gpulse recording")));
+}
+
 #[test]
 fn a_damaged_recording_is_analysed_up_to_the_damage_with_warnings_naming_the_lines() {
     let dir = tempfile::tempdir().expect("tempdir");
