@@ -6,6 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+mod piped;
 mod report;
 mod text;
 
@@ -72,7 +73,7 @@ pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
 pub fn open_source(
     path: &Path,
     options: &LogOptions,
-) -> Result<Box<dyn SampleSource>, AnalyzeError> {
+) -> Result<Box<dyn SampleSource + Send>, AnalyzeError> {
     match sniff(path)? {
         FileFormat::SmiCsv => Ok(open_log(path, options)?),
         FileFormat::Recording => Ok(Box::new(RecordingReader::open(path)?)),
@@ -286,6 +287,21 @@ impl Run {
 /// Run `source` through an engine with `detector` and build the report.
 pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorConfig) -> Report {
     let system = source.system().clone();
+    let mut samples = std::iter::from_fn(|| source.next_sample());
+    let mut report = analyze_samples(file, system, &mut samples, detector);
+    report.assumptions = source.assumptions();
+    report.warnings = source.warnings();
+    report
+}
+
+/// The report of `samples` of the GPUs of `system` (no warnings or assumptions: the caller's
+/// source has them).
+fn analyze_samples(
+    file: &str,
+    system: SystemInfo,
+    samples: &mut dyn Iterator<Item = Sample>,
+    detector: &DetectorConfig,
+) -> Report {
     let config = EngineConfig {
         interval_s: 0.25,
         retention_s: detector.window_s.max(detector.rules_window_s) + 30.0,
@@ -295,7 +311,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
     // Only the events, the verdicts and the findings at the end are read.
     engine.without_snapshots();
     let mut run = Run::new(system);
-    while let Some(sample) = source.next_sample() {
+    for sample in samples {
         run.ingest(&mut engine, sample, detector);
     }
     let found = run.findings(&mut engine);
@@ -332,8 +348,8 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
         end: run.end,
         samples: run.samples,
         gpus,
-        assumptions: source.assumptions(),
-        warnings: source.warnings(),
+        assumptions: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
@@ -360,7 +376,7 @@ pub fn analyze_file(
 ) -> Result<Report, AnalyzeError> {
     let format = sniff(path)?;
     let mut source = open_source(path, options)?;
-    let mut report = analyze(&printable::path(path), source.as_mut(), detector);
+    let mut report = piped::analyze_piped(&printable::path(path), source.as_mut(), detector);
     if let Some(counts) = source.line_counts().filter(LineCounts::mostly_unreadable) {
         return Err(AnalyzeError::MostlyUnreadable {
             path: path.to_path_buf(),

@@ -22,7 +22,7 @@ pub(super) fn too_long(line: usize) -> std::io::Error {
 
 /// A log's lines, read one at a time into a reused buffer, counted from 1.
 pub(super) struct Lines {
-    reader: Box<dyn BufRead>,
+    reader: Box<dyn BufRead + Send>,
     /// The last line read, with its line break.
     pub(super) raw: Vec<u8>,
     /// Number of the last line read.
@@ -30,7 +30,7 @@ pub(super) struct Lines {
 }
 
 impl Lines {
-    pub(super) fn new(reader: Box<dyn BufRead>) -> Self {
+    pub(super) fn new(reader: Box<dyn BufRead + Send>) -> Self {
         Lines {
             reader,
             raw: Vec::new(),

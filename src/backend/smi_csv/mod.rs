@@ -80,7 +80,10 @@ pub struct LogOptions {
 }
 
 /// Open any of the formats above, uncompressing gzip or zstd.
-pub fn open_log(path: &Path, options: &LogOptions) -> Result<Box<dyn SampleSource>, SmiCsvError> {
+pub fn open_log(
+    path: &Path,
+    options: &LogOptions,
+) -> Result<Box<dyn SampleSource + Send>, SmiCsvError> {
     let (reader, _) = super::input::open_decompressed(path).map_err(|cause| SmiCsvError::Read {
         path: path.to_path_buf(),
         cause,
@@ -91,9 +94,9 @@ pub fn open_log(path: &Path, options: &LogOptions) -> Result<Box<dyn SampleSourc
 /// [`open_log`] from any reader; `path` names it in messages.
 pub fn read_log(
     path: &Path,
-    reader: Box<dyn std::io::BufRead>,
+    reader: Box<dyn std::io::BufRead + Send>,
     options: &LogOptions,
-) -> Result<Box<dyn SampleSource>, SmiCsvError> {
+) -> Result<Box<dyn SampleSource + Send>, SmiCsvError> {
     match SmiCsvSource::start(path, reader, options)? {
         open::Opened::Columns(src) => Ok(Box::new(*src)),
         open::Opened::Table(src) => Ok(Box::new(*src)),

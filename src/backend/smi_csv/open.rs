@@ -37,7 +37,7 @@ impl SmiCsvSource {
     /// [`Self::open`] from any reader; `path` names it in messages.
     pub fn from_reader(
         path: &Path,
-        reader: Box<dyn BufRead>,
+        reader: Box<dyn BufRead + Send>,
         fields: Option<&[String]>,
     ) -> Result<Self, SmiCsvError> {
         let options = LogOptions {
@@ -56,7 +56,7 @@ impl SmiCsvSource {
     /// Read the first line of `reader` and open the log it starts.
     pub(super) fn start(
         path: &Path,
-        reader: Box<dyn BufRead>,
+        reader: Box<dyn BufRead + Send>,
         options: &LogOptions,
     ) -> Result<Opened, SmiCsvError> {
         let unrecognised = |why: String| SmiCsvError::Unrecognised {
