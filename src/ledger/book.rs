@@ -9,9 +9,13 @@ use super::share::{lost_share, process_weights, shortfall, HELD_BYTES};
 use super::{GpuLedger, ProcessLedger, UserLedger, VerdictCost};
 use crate::model::{Finding, FindingKind, GpuProcess, Metrics, UnixTime};
 
-/// Two ticks further apart than this leave the time between them unbooked: the sampler stopped,
-/// or a replay jumped.
+/// Two ticks further apart than this, and than [`GAP_POLLS`] of the source's own interval, leave
+/// the time between them unbooked: the sampler stopped, or a replay jumped.
 pub const MAX_GAP_S: f64 = 10.0;
+
+/// A gap is a missing poll, not a long one: an interval counts as a gap only past this many of
+/// the source's own interval (the shortest seen), so a log written every 10 or 60 s is booked.
+pub const GAP_POLLS: f64 = 1.5;
 
 /// Processes kept per GPU. Past it, the process seen longest ago among those with the least
 /// GPU time gives its place (its time stays in the GPU's and its user's totals).
@@ -64,6 +68,8 @@ pub struct LedgerBook {
     /// Process and user slots holding pending energy.
     dirty_processes: Vec<usize>,
     dirty_users: Vec<usize>,
+    /// The source's own interval: the shortest time between two ticks so far.
+    interval_s: Option<f64>,
 }
 
 impl LedgerBook {
@@ -79,7 +85,17 @@ impl LedgerBook {
             previous_slots: Vec::new(),
             dirty_processes: Vec::new(),
             dirty_users: Vec::new(),
+            interval_s: None,
         }
+    }
+
+    /// The longest interval booked: [`MAX_GAP_S`], or [`GAP_POLLS`] of the source's interval
+    /// when that is longer.
+    fn gap_limit(&mut self, dt: f64) -> f64 {
+        if dt > 0.0 {
+            self.interval_s = Some(self.interval_s.map_or(dt, |i| i.min(dt)));
+        }
+        MAX_GAP_S.max(GAP_POLLS * self.interval_s.unwrap_or(0.0))
     }
 
     /// Book the time since the previous tick under what was shown then, and take this tick's
@@ -108,7 +124,7 @@ impl LedgerBook {
             return;
         };
         let dt = input.t - prev.t;
-        if !(dt > 0.0 && dt <= MAX_GAP_S) {
+        if !(dt > 0.0 && dt <= self.gap_limit(dt)) {
             if dt != 0.0 {
                 self.gap();
             }
@@ -556,6 +572,36 @@ mod tests {
         assert!((view.energy_joules().unwrap_or_default() - 560.0).abs() < 1e-6);
         assert_eq!(view.processes.len(), 1);
         assert_eq!(view.processes[0].user.as_deref(), Some("ana"));
+    }
+
+    #[test]
+    fn a_coarse_source_is_booked_and_only_a_missing_poll_is_a_gap() {
+        let mut book = LedgerBook::new(110.0);
+        let mut view = Arc::default();
+        let procs = [process(7, "ana", 0.0)];
+        let metrics = watts(80.0);
+        let mut tick = |t: f64| {
+            let input = TickInput {
+                t,
+                gpu: 0,
+                answering: true,
+                metrics: &metrics,
+                processes: &procs,
+                verdict: FindingKind::Idle,
+                full_level: None,
+                findings: &[],
+            };
+            book.tick(&mut view, &input);
+        };
+        // `nvidia-smi -l 10`: rows 10.002 s apart, then one poll missing.
+        for k in 0..=6 {
+            tick(k as f64 * 10.002);
+        }
+        tick(8.0 * 10.002);
+        tick(9.0 * 10.002);
+        let want = 7.0 * 10.002;
+        assert!((view.span_s - want).abs() < 1e-9, "{}", view.span_s);
+        assert!((view.lost_gpu_seconds - want).abs() < 1e-9);
     }
 
     #[test]

@@ -1,19 +1,16 @@
-//! Reads a recording line by line (plain or zstd, told apart by the file's magic bytes).
+//! Reads a recording line by line (plain, zstd or gzip, told apart by the file's magic bytes).
 //!
 //! A recording may be damaged: a file cut in the middle of a line (a crash, `kill -9`, a full
 //! disk) is read up to the cut; a line in the middle that is not valid JSON is skipped. Both are
 //! reported by [`SampleSource::warnings`], naming the line.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use super::{Header, Record, FORMAT, VERSION};
 use crate::backend::{LineCounts, SampleSource};
 use crate::model::{Sample, SystemInfo};
 use crate::printable;
-
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
 /// Why a recording cannot be opened at all.
 #[derive(Debug, thiserror::Error)]
@@ -96,16 +93,7 @@ impl RecordingReader {
             path: path.to_path_buf(),
             cause,
         };
-        let mut file = File::open(path).map_err(open_err)?;
-        let mut magic = [0u8; 4];
-        let n = read_prefix(&mut file, &mut magic).map_err(open_err)?;
-        let file = File::open(path).map_err(open_err)?;
-        let lines: Box<dyn BufRead + Send> = if n == 4 && magic == ZSTD_MAGIC {
-            let dec = zstd::Decoder::new(file).map_err(open_err)?;
-            Box::new(BufReader::with_capacity(64 * 1024, dec))
-        } else {
-            Box::new(BufReader::with_capacity(64 * 1024, file))
-        };
+        let (lines, _) = crate::backend::input::open_decompressed(path).map_err(open_err)?;
         Self::from_reader(path, lines)
     }
 
@@ -237,17 +225,6 @@ impl RecordingReader {
     pub fn read_all(&mut self) -> Vec<Record> {
         std::iter::from_fn(|| self.next_record()).collect()
     }
-}
-
-fn read_prefix(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }
 
 impl SampleSource for RecordingReader {

@@ -13,7 +13,9 @@ pub use gpulse::backend::rocm::smi_runner::{
 pub use gpulse::backend::rocm::sysfs;
 pub use gpulse::backend::rocm::{RocmBackend, RocmOptions};
 pub use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
-pub use gpulse::backend::smi_csv::{SmiCsvSource, BACKEND as SMI_CSV_BACKEND};
+pub use gpulse::backend::smi_csv::{
+    read_log, LogOptions, SmiCsvSource, BACKEND as SMI_CSV_BACKEND,
+};
 pub use gpulse::backend::{Backend, DeviceError, DeviceSampler, SampleSource};
 pub use gpulse::cli::Cli;
 pub use gpulse::clock;
