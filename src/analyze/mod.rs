@@ -78,7 +78,8 @@ pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
     })
 }
 
-/// Open the reader for `path`. `fields` names the columns of a headerless CSV log.
+/// Open the reader for `path`. `fields` names the columns of a headerless CSV log. Either reader
+/// drops ticks and driver windows whose times are damaged (see [`crate::backend::tick_times`]).
 pub fn open_source(
     path: &Path,
     fields: Option<&[String]>,

@@ -124,9 +124,11 @@ impl SmiCsvSource {
             reading.index = idx;
             if let Some(u) = reading.metrics.util_gpu {
                 let last = self.last_window.iter_mut().find(|(i, _)| *i == idx);
+                // A row before the last window is not a re-read of it (time went back, or the
+                // last window's time was damaged): it is a window, which the time checks judge.
                 if last
                     .as_ref()
-                    .is_none_or(|(_, l)| meta.t - *l >= MIN_WINDOW_S)
+                    .is_none_or(|(_, l)| meta.t - *l >= MIN_WINDOW_S || meta.t < *l)
                 {
                     let w = UtilWindow { t: meta.t, util: u };
                     if reading.util_windows.is_empty() {

@@ -20,8 +20,9 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::PathBuf;
 
+use super::tick_times::TickTimes;
 use super::{LineCounts, SampleSource};
-use crate::model::{GpuReading, Sample, SystemInfo, UnixTime};
+use crate::model::{GpuReading, Sample, SystemInfo};
 use crate::printable;
 use clock::LocalClock;
 use field::Field;
@@ -77,9 +78,11 @@ pub struct SmiCsvSource {
     unknown_gpus: usize,
     /// Why reading stopped before the end of the file, if it did.
     stopped: Option<String>,
-    /// Time of the last sample given out, and samples skipped for not being after it.
-    last_t: Option<UnixTime>,
-    out_of_order: usize,
+    /// Checks the samples' times; samples come out of it one sample late.
+    times: TickTimes<Sample>,
+    samples_read: u64,
+    /// Every sample has been read (some may wait in `times`).
+    ended: bool,
     done: bool,
 }
 
@@ -99,24 +102,27 @@ impl SampleSource for SmiCsvSource {
 
     fn next_sample(&mut self) -> Option<Sample> {
         loop {
+            if let Some(s) = self.times.pop() {
+                return Some(s);
+            }
+            if self.ended {
+                return None;
+            }
             let rows = match self.first.take() {
                 Some(rows) => rows,
                 None => self.next_group(None),
             };
             if rows.is_empty() {
-                return None;
+                self.ended = true;
+                self.times.finish();
+                continue;
             }
-            // Time runs forward: a sample not after the one before (a clock set back, logs
-            // concatenated out of order) is skipped, as a recording's reader does.
-            let t = self.metas.first().map(|m| m.t);
-            if let (Some(t), Some(last)) = (t, self.last_t) {
-                if t <= last {
-                    self.out_of_order += 1;
-                    continue;
-                }
-            }
-            self.last_t = t;
-            return Some(self.build(rows));
+            // Time runs forward and does not jump about: a sample whose time is damaged, or
+            // not after the one before (a clock set back, logs concatenated out of order), is
+            // dropped, as a recording's reader does.
+            self.samples_read += 1;
+            let sample = self.build(rows);
+            self.times.push(sample, self.samples_read);
         }
     }
 
@@ -136,11 +142,8 @@ impl SampleSource for SmiCsvSource {
                 self.name
             ));
         }
-        if self.out_of_order > 0 {
-            w.push(format!(
-                "{}: skipped {} sample(s) whose time was not after the previous sample's",
-                self.name, self.out_of_order
-            ));
+        for dropped in self.times.drops().warnings("sample") {
+            w.push(format!("{}: {dropped}", self.name));
         }
         if self.unknown_gpus > 0 {
             w.push(format!(
@@ -206,7 +209,7 @@ mod tests {
         assert!(!counts.mostly_unreadable());
         let w = src.warnings().join("\n");
         assert!(
-            w.contains("skipped 2 sample(s) whose time was not after"),
+            w.contains("dropped 2 tick(s) whose time was not after"),
             "{w}"
         );
     }

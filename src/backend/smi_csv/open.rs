@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
+use super::super::tick_times::TickTimes;
 use super::clock::LocalClock;
 use super::field::{field_of, Field};
 use super::group::Pending;
@@ -113,8 +114,9 @@ impl SmiCsvSource {
             first_bad: None,
             unknown_gpus: 0,
             stopped: None,
-            last_t: None,
-            out_of_order: 0,
+            times: TickTimes::new(),
+            samples_read: 0,
+            ended: false,
             done: false,
         }
     }
