@@ -6,6 +6,7 @@
 
 pub mod analyze;
 pub mod backend;
+pub mod capped_read;
 pub mod cli;
 pub mod clock;
 pub mod commands;

@@ -363,3 +363,41 @@ fn counts_of_nothing_are_refused() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// A config or web configuration file that names something endless (or far too large) is an
+/// error saying so, after reading its limit, not the whole of it.
+#[test]
+fn an_endless_config_or_web_config_is_refused_at_its_size_limit() {
+    for (args, what) in [
+        (
+            &["--config", "/dev/zero", "config", "show"][..],
+            "config file",
+        ),
+        (
+            &[
+                "--backend",
+                "sim",
+                "--web.config.file",
+                "/dev/zero",
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+            ][..],
+            "web config file",
+        ),
+    ] {
+        let out = assert_cmd::Command::new(BIN)
+            .env("XDG_CONFIG_HOME", "/nonexistent/gpulse-test-config-home")
+            .args(args)
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .expect("run");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("cannot read {what} '/dev/zero'"))
+                && err.contains("more than 1 MiB"),
+            "{args:?}: {err}"
+        );
+    }
+}

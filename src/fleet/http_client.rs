@@ -15,6 +15,7 @@ pub use super::endpoint::{encode_query_value, Endpoint, Scheme};
 use super::http_error::tls_hint;
 pub use super::http_error::HttpError;
 use super::http_options::{Auth, ClientOptions, Secret};
+use crate::capped_read;
 
 /// The biggest answer accepted, bytes (a range query over 10,000 GPUs is about 20 MiB).
 pub const MAX_BODY: usize = 48 * 1024 * 1024;
@@ -252,11 +253,14 @@ fn authorization(auth: &Auth) -> Result<Secret, HttpError> {
 
 /// A secret file's content without its trailing newline (as Prometheus reads it).
 pub fn read_secret(what: &'static str, path: &std::path::Path) -> Result<Secret, HttpError> {
-    let text = std::fs::read_to_string(path).map_err(|e| HttpError::Secret {
-        what,
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    let text =
+        capped_read::read_text(path, capped_read::SECRET_MAX, "a secret file").map_err(|e| {
+            HttpError::Secret {
+                what,
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            }
+        })?;
     let value = text.trim_end_matches(['\r', '\n']);
     if value.is_empty() || value.contains(['\r', '\n']) {
         return Err(HttpError::Secret {

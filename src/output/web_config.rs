@@ -24,7 +24,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::http_server::auth::BasicAuthUsers;
-use crate::tls_pem;
+use crate::{capped_read, tls_pem};
 
 /// A web configuration file that cannot be used: the file, the key and what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -115,9 +115,12 @@ struct HttpServerFile {
 /// Read, check and build a web configuration file: every file it names is read now, so a
 /// missing certificate or a bad hash is found before the server starts.
 pub fn load(path: &Path) -> Result<WebSecurity, WebConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| WebConfigError::Read {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
+    let limit = capped_read::WEB_CONFIG_MAX;
+    let text = capped_read::read_text(path, limit, "a web config file").map_err(|e| {
+        WebConfigError::Read {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }
     })?;
     let file: Option<WebConfigFile> =
         serde_yaml_ng::from_str(&text).map_err(|e| WebConfigError::Parse {
