@@ -185,3 +185,36 @@ fn listed_users_are_let_in_and_others_get_401() {
         Some(200)
     );
 }
+
+/// Connects that come faster than the server accepts them wait in the kernel's queue: a burst
+/// of them all complete at once (with tokio's default queue of 128 the rest would have their
+/// SYNs dropped and wait a second to try again). Nothing accepts here, so only the queue holds
+/// them.
+#[test]
+fn a_burst_of_connects_waits_in_the_listen_queue() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let listener = rt
+        .block_on(async { listen("127.0.0.1:0".parse().expect("addr")) })
+        .expect("listen");
+    let addr = listener.local_addr().expect("addr");
+    let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4096);
+    let burst = somaxconn.min(1000);
+    assert!(
+        burst > 200,
+        "net.core.somaxconn = {somaxconn} caps every listen queue below what this test bursts"
+    );
+    let mut open = Vec::with_capacity(burst);
+    for i in 0..burst {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(500)) {
+            Ok(s) => open.push(s),
+            Err(e) => panic!("connect {i} of {burst} did not complete: {e}"),
+        }
+    }
+    assert_eq!(open.len(), burst);
+}
