@@ -130,6 +130,9 @@ pub fn serve_options(settings: &Settings) -> Result<ServeOptions, ExitCode> {
         })?,
         None => WebSecurity::default(),
     };
+    for w in &security.warnings {
+        eprintln!("gpulse: warning: {w}");
+    }
     Ok(ServeOptions {
         show: settings.show_filter(),
         security,
