@@ -53,13 +53,13 @@ fn client_key(path: &std::path::Path) -> Result<PrivateKey<'static>, HttpError> 
     let pem = capped_read::read(path, capped_read::PEM_MAX, "a PEM file").map_err(|e| {
         HttpError::TlsFile {
             key: "tls_config.key_file",
-            path: path.display().to_string(),
+            path: crate::printable::path(path),
             reason: e.to_string(),
         }
     })?;
     PrivateKey::from_pem(&pem).map_err(|e| HttpError::TlsFile {
         key: "tls_config.key_file",
-        path: path.display().to_string(),
+        path: crate::printable::path(path),
         reason: e.to_string(),
     })
 }
