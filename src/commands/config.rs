@@ -46,7 +46,7 @@ fn check_files(file: &ConfigFile, path: &Path) -> Result<(), String> {
         let security = web_config::load(&base.join(web))
             .map_err(|e| format!("key 'exporter.web_config_file': {e}"))?;
         for w in &security.warnings {
-            eprintln!("gpulse: warning: key 'exporter.web_config_file': {w}");
+            say!("gpulse: warning: key 'exporter.web_config_file': {w}");
         }
     }
     let Some(fleet) = &file.fleet else {

@@ -29,11 +29,11 @@ use crate::{capped_read, cert_validity, printable, tls_pem};
 /// A web configuration file that cannot be used: the file, the key and what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum WebConfigError {
-    #[error("cannot read web config file '{path}': {reason}")]
+    #[error("cannot read web config file '{}': {reason}", printable::path(.path))]
     Read { path: PathBuf, reason: String },
-    #[error("invalid web config file '{path}': {message}")]
+    #[error("invalid web config file '{}': {}", printable::path(.path), printable::text(.message))]
     Parse { path: PathBuf, message: String },
-    #[error("invalid web config file '{path}': key '{key}': {message}")]
+    #[error("invalid web config file '{}': key '{}': {}", printable::path(.path), printable::text(.key), printable::text(.message))]
     Key {
         path: PathBuf,
         key: String,
