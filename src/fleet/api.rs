@@ -107,7 +107,10 @@ pub fn parse_answer_within(
     let parsed = answer_limits::within(AnswerLimits::default(), deadline, pool, || {
         serde_json::from_slice::<Envelope>(body)
     });
+    // An answer whose parse ended past the deadline is as late as one that did not arrive.
+    let late = deadline.is_some_and(|d| Instant::now() > d);
     let envelope = match parsed {
+        _ if late => return Err(ApiError::Deadline),
         Ok(Ok(envelope)) => envelope,
         Ok(Err(e)) if body.first().is_some_and(|b| *b == b'{') => {
             return Err(ApiError::BadJson {
