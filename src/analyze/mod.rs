@@ -69,7 +69,8 @@ pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
     })
 }
 
-/// Open the reader for `path`, with what a log does not say itself in `options`.
+/// Open the reader for `path`, with what a log does not say itself in `options`. Either reader
+/// drops ticks and driver windows whose times are damaged (see [`crate::backend::tick_times`]).
 pub fn open_source(
     path: &Path,
     options: &LogOptions,

@@ -10,6 +10,7 @@ pub mod nvml;
 pub mod rocm;
 pub mod sim;
 pub mod smi_csv;
+pub mod tick_times;
 
 use std::fmt;
 

@@ -39,7 +39,7 @@ pub fn run(global: &GlobalArgs, args: &AnalyzeArgs) -> CommandResult {
                         }
                     }
                 } else {
-                    render_text(&report)
+                    printable::lines(&render_text(&report))
                 };
                 if !write_stdout(text)? {
                     // The reader has gone: nobody reads the rest.

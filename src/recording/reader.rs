@@ -1,16 +1,22 @@
 //! Reads a recording line by line (plain, zstd or gzip, told apart by the file's magic bytes).
 //!
 //! A recording may be damaged: a file cut in the middle of a line (a crash, `kill -9`, a full
-//! disk) is read up to the cut; a line in the middle that is not valid JSON is skipped. Both are
-//! reported by [`SampleSource::warnings`], naming the line.
+//! disk) is read up to the cut; a line in the middle that is not valid JSON is skipped; a tick or
+//! driver window whose time is damaged is dropped ([`TickTimes`]). All are reported by
+//! [`SampleSource::warnings`], naming the line (the first few skipped lines one by one, then a
+//! count).
 
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use super::{Header, Record, FORMAT, VERSION};
+use crate::backend::tick_times::TickTimes;
 use crate::backend::{LineCounts, SampleSource};
 use crate::model::{Sample, SystemInfo};
 use crate::printable;
+
+/// Skipped lines named one by one in the warnings; those after are counted.
+const MAX_LISTED: u64 = 20;
 
 /// Why a recording cannot be opened at all.
 #[derive(Debug, thiserror::Error)]
@@ -35,8 +41,11 @@ pub struct RecordingReader {
     lines: Box<dyn BufRead + Send>,
     /// Number of the last line read (1-based; the header is line 1).
     line_no: u64,
-    last_t: Option<f64>,
+    /// Checks the ticks' times; ticks come out of it one tick late.
+    times: TickTimes<Record>,
+    /// Problems met, each naming its line: at most [`MAX_LISTED`] skipped lines, then a count.
     warnings: Vec<String>,
+    listed_skips: u64,
     /// Ticks read, and lines skipped as not valid samples.
     counts: LineCounts,
     done: bool,
@@ -133,8 +142,9 @@ impl RecordingReader {
             header,
             lines,
             line_no: 1,
-            last_t: None,
+            times: TickTimes::new(),
             warnings: Vec::new(),
+            listed_skips: 0,
             counts: LineCounts::default(),
             done: false,
         })
@@ -148,8 +158,26 @@ impl RecordingReader {
         &self.path
     }
 
-    /// The next tick with the findings recorded at it, skipping damaged lines.
+    /// The next tick with the findings recorded at it, skipping damaged lines and ticks whose
+    /// times are damaged ([`TickTimes`]).
     pub fn next_record(&mut self) -> Option<Record> {
+        loop {
+            if let Some(rec) = self.times.pop() {
+                self.counts.read += 1;
+                return Some(rec);
+            }
+            if self.done {
+                return None;
+            }
+            match self.read_record() {
+                Some(rec) => self.times.push(rec, self.line_no),
+                None => self.times.finish(),
+            }
+        }
+    }
+
+    /// The next line that holds a tick, as written.
+    fn read_record(&mut self) -> Option<Record> {
         while !self.done {
             let line = read_line(&mut *self.lines);
             let (bytes, cut) = match line {
@@ -175,15 +203,6 @@ impl RecordingReader {
                     if let Some(Some(why)) = &cut {
                         self.warn_cut(None, why);
                     }
-                    if self.last_t.is_some_and(|t| rec.sample.t <= t) {
-                        self.warnings.push(format!(
-                            "line {}: time {} is not after the previous line's; skipped",
-                            self.line_no, rec.sample.t
-                        ));
-                        continue;
-                    }
-                    self.last_t = Some(rec.sample.t);
-                    self.counts.read += 1;
                     return Some(rec);
                 }
                 Err(e) => match cut {
@@ -194,11 +213,14 @@ impl RecordingReader {
                     None => {
                         self.counts.skipped += 1;
                         self.counts.first_skipped.get_or_insert(self.line_no);
-                        self.warnings.push(format!(
-                            "line {}: not a valid sample ({}); skipped",
-                            self.line_no,
-                            printable::text(&e.to_string())
-                        ));
+                        if self.listed_skips < MAX_LISTED {
+                            self.listed_skips += 1;
+                            self.warnings.push(format!(
+                                "line {}: not a valid sample ({}); skipped",
+                                self.line_no,
+                                printable::text(&e.to_string())
+                            ));
+                        }
                     }
                 },
             }
@@ -237,7 +259,15 @@ impl SampleSource for RecordingReader {
     }
 
     fn warnings(&self) -> Vec<String> {
-        self.warnings.clone()
+        let mut out = self.warnings.clone();
+        let unlisted = self.counts.skipped.saturating_sub(self.listed_skips);
+        if unlisted > 0 {
+            out.push(format!(
+                "{unlisted} more line(s) that are not valid samples were skipped"
+            ));
+        }
+        out.extend(self.times.drops().warnings("line"));
+        out
     }
 
     fn line_counts(&self) -> Option<LineCounts> {

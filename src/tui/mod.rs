@@ -12,6 +12,7 @@ pub mod cost;
 pub mod diagnosis;
 pub mod dialog;
 pub mod event_log;
+pub mod fatal_signal;
 #[cfg(any(test, feature = "testing"))]
 pub mod fixture;
 pub mod fleet;

@@ -216,7 +216,12 @@ impl SmiCsvSource {
     /// The row's utilization as a driver window, unless it re-reads the GPU's last one.
     fn add_window(&mut self, reading: &mut GpuReading, idx: u32, t: f64, u: f64) {
         let last = self.last_window.iter_mut().find(|(i, _)| *i == idx);
-        if last.as_ref().is_some_and(|(_, l)| t - *l < MIN_WINDOW_S) {
+        // A row before the last window is not a re-read of it (time went back, or the last
+        // window's time was damaged): it is a window, which the time checks judge.
+        if last
+            .as_ref()
+            .is_some_and(|(_, l)| t - *l < MIN_WINDOW_S && t >= *l)
+        {
             return;
         }
         let w = UtilWindow { t, util: u };

@@ -34,8 +34,9 @@ mod table_rows;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
+use super::tick_times::TickTimes;
 use super::{LineCounts, SampleSource};
-use crate::model::{GpuReading, Sample, SystemInfo, UnixTime};
+use crate::model::{GpuReading, Sample, SystemInfo};
 use crate::printable;
 use clock::LocalClock;
 use group::QueuedRow;
@@ -113,8 +114,6 @@ struct Counts {
     unknown_gpus: usize,
     /// Rows of polls cut short (a log without GPU identity), skipped rather than merged.
     incomplete_rows: usize,
-    /// Samples skipped for not being after the one before.
-    out_of_order: usize,
 }
 
 /// A log of rows and columns (CSV, `nvidia-smi dmon`, `dcgmi dmon`), read sample by sample.
@@ -146,8 +145,11 @@ pub struct SmiCsvSource {
     counts: Counts,
     /// Why reading stopped before the end of the file, if it did.
     stopped: Option<String>,
-    /// Time of the last sample given out.
-    last_t: Option<UnixTime>,
+    /// Checks the samples' times; samples come out of it one sample late.
+    times: TickTimes<Sample>,
+    samples_read: u64,
+    /// Every sample has been read (some may wait in `times`).
+    ended: bool,
     done: bool,
     assumptions: Vec<String>,
 }
@@ -168,25 +170,28 @@ impl SampleSource for SmiCsvSource {
 
     fn next_sample(&mut self) -> Option<Sample> {
         loop {
+            if let Some(s) = self.times.pop() {
+                return Some(s);
+            }
+            if self.ended {
+                return None;
+            }
             let rows = match self.first.take() {
                 Some(rows) => rows,
                 None => self.next_group(None),
             };
             if rows.is_empty() {
-                return None;
+                self.ended = true;
+                self.times.finish();
+                continue;
             }
             self.place_untimed();
-            // Time runs forward: a sample not after the one before (a clock set back, logs
-            // concatenated out of order) is skipped, as a recording's reader does.
-            let t = self.metas.first().and_then(|m| m.t);
-            if let (Some(t), Some(last)) = (t, self.last_t) {
-                if t <= last {
-                    self.counts.out_of_order += 1;
-                    continue;
-                }
-            }
-            self.last_t = t;
-            return Some(self.build(rows));
+            // Time runs forward and does not jump about: a sample whose time is damaged, or
+            // not after the one before (a clock set back, logs concatenated out of order), is
+            // dropped, as a recording's reader does.
+            self.samples_read += 1;
+            let sample = self.build(rows);
+            self.times.push(sample, self.samples_read);
         }
     }
 
@@ -212,11 +217,8 @@ impl SampleSource for SmiCsvSource {
                 self.system.devices.len()
             ));
         }
-        if c.out_of_order > 0 {
-            w.push(format!(
-                "{name}: skipped {} sample(s) whose time was not after the previous sample's",
-                c.out_of_order
-            ));
+        for dropped in self.times.drops().warnings("sample") {
+            w.push(format!("{name}: {dropped}"));
         }
         if c.unknown_gpus > 0 {
             w.push(format!(

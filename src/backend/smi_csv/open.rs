@@ -4,6 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::BufRead;
 use std::path::Path;
 
+use super::super::tick_times::TickTimes;
 use super::clock::LocalClock;
 use super::group::QueuedRow;
 use super::header::{classify, untimed_note, FirstLine, Format, Layout, NO_DATE_NOTE};
@@ -142,7 +143,9 @@ impl SmiCsvSource {
             last_time_of_day: None,
             counts: Counts::default(),
             stopped: None,
-            last_t: None,
+            times: TickTimes::new(),
+            samples_read: 0,
+            ended: false,
             done: false,
             assumptions,
         }
@@ -245,7 +248,7 @@ mod tests {
         assert!(!counts.mostly_unreadable());
         let w = src.warnings().join("\n");
         assert!(
-            w.contains("skipped 2 sample(s) whose time was not after"),
+            w.contains("dropped 2 tick(s) whose time was not after"),
             "{w}"
         );
     }
