@@ -22,6 +22,7 @@
 //!   (the engine calls it every tick); [`loader_evidence`] gives the numbers alone.
 
 pub mod evidence;
+pub mod jobs;
 mod machine;
 pub mod proc_table;
 pub mod process_identity;

@@ -126,6 +126,7 @@ impl SimDevice {
             metrics: self.metrics(util_gpu, &act, power, mem_used),
             util_windows: windows,
             processes,
+            mig: Vec::new(),
         }
     }
 
@@ -238,9 +239,8 @@ impl SimDevice {
             command: Some(command),
             state: Some(if main_cpu >= 50.0 { 'R' } else { 'S' }),
             resolved: true,
-            local_pid: None,
-            namespace_pid: None,
             start_ticks: None,
+            ..Default::default()
         }
     }
 
