@@ -31,6 +31,10 @@ pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Que
 pub use gpulse::fleet::{
     dcgm, rank, refresh_once, DetectorCache, Fleet, FleetOptions, PromClient, Refresher, Source,
 };
+pub use gpulse::host::jobs::{
+    h2c::serve_once as serve_pod_resources_once, inside::OUTSIDE_NOTE,
+    pod_resources::encode as pod_resources_encode,
+};
 pub use gpulse::host::{
     annotate_finding, format_running, loader_evidence, process_rows, signal_target, state_name,
     unresolved_label, HostProbe, LoaderVerdict, ProcessIdentity, ProcessView, Signal, SignalError,
@@ -39,8 +43,8 @@ pub use gpulse::host::{
 pub use gpulse::ledger::Prices;
 pub use gpulse::model::{
     throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,
-    HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo, UtilSampling,
-    UtilWindow, Vendor,
+    HostDetail, HostProcess, HostReading, Job, JobKind, Metrics, MigReading, Runtime, Sample,
+    Severity, SystemInfo, UtilSampling, UtilWindow, Vendor,
 };
 pub use gpulse::output::exporter::spawn_server;
 pub use gpulse::output::prometheus::metric_names;

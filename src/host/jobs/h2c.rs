@@ -203,14 +203,10 @@ fn grpc_message(body: &[u8]) -> Result<Vec<u8>, CallError> {
         .ok_or_else(|| CallError::Malformed("a gRPC message cut short".into()))
 }
 
-/// A fake server for tests: answers one call on `socket` with `message`, in DATA frames of at most
-/// `chunk` bytes, after a SETTINGS frame and a PING.
-#[cfg(test)]
-pub(crate) fn serve_once(
-    listener: std::os::unix::net::UnixListener,
-    message: Vec<u8>,
-    chunk: usize,
-) {
+/// A fake server for tests: answers one call on `listener` with `message`, in DATA frames of at
+/// most `chunk` bytes, after a SETTINGS frame and a PING.
+#[cfg(any(test, feature = "testing"))]
+pub fn serve_once(listener: std::os::unix::net::UnixListener, message: Vec<u8>, chunk: usize) {
     let (mut conn, _) = listener.accept().expect("accept");
     let mut preface = [0u8; 24];
     conn.read_exact(&mut preface).expect("preface");

@@ -59,16 +59,22 @@ fn job_of_mounts(mountinfo: &str) -> Option<Job> {
         .lines()
         .filter_map(|l| l.split_whitespace().nth(3))
         .collect();
-    let pod = sources.iter().find_map(|s| {
+    let in_pod = |s: &&str| -> Option<(String, Option<String>)> {
         let rest = s.split_once("/kubelet/pods/")?.1;
         let (uid, after) = rest.split_once('/').unwrap_or((rest, ""));
-        let mut job = Job::new(JobKind::Pod, uid);
-        job.container = after
+        let container = after
             .strip_prefix("containers/")
             .and_then(|c| c.split('/').next())
             .filter(|c| !c.is_empty())
             .map(str::to_string);
-        Some(job)
+        Some((uid.to_string(), container))
+    };
+    // Every pod file comes from the pod's directory; `/dev/termination-log` names the container.
+    let mounts: Vec<(String, Option<String>)> = sources.iter().filter_map(in_pod).collect();
+    let pod = mounts.first().map(|(uid, _)| {
+        let mut job = Job::new(JobKind::Pod, uid.clone());
+        job.container = mounts.iter().find_map(|(_, c)| c.clone());
+        job
     });
     pod.or_else(|| {
         sources.iter().find_map(|s| {

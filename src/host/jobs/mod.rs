@@ -11,7 +11,7 @@
 //! (PID and start time).
 
 pub mod cgroup;
-mod h2c;
+pub mod h2c;
 pub mod inside;
 pub mod kubelet_dirs;
 pub mod pod_resources;
@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use crate::model::{Job, JobKind};
+use crate::model::{GpuReading, Job, JobKind};
 use inside::SelfContext;
 use pod_resources::GpuHolders;
 pub use reader::{JobReader, JobSources};
@@ -55,6 +55,8 @@ pub struct JobProbe {
     context: Option<SelfContext>,
     holders: Option<GpuHolders>,
     holders_asked: Option<Instant>,
+    /// Whether an answer to the last question about the holders is still to come.
+    holders_pending: bool,
 }
 
 impl JobProbe {
@@ -68,6 +70,7 @@ impl JobProbe {
             context: None,
             holders: None,
             holders_asked: None,
+            holders_pending: false,
         }
     }
 
@@ -98,7 +101,10 @@ impl JobProbe {
                     self.asked.remove(&key);
                     self.known.insert(key, job);
                 }
-                Answer::Holders(h) => self.holders = h,
+                Answer::Holders(h) => {
+                    self.holders = h;
+                    self.holders_pending = false;
+                }
                 Answer::Context(c) => self.context = Some(c),
             }
         }
@@ -128,9 +134,9 @@ impl JobProbe {
             .is_none_or(|at| at.elapsed().as_secs_f64() >= HOLDERS_PERIOD_S);
         if due {
             self.holders_asked = Some(Instant::now());
-            if let Some(tx) = self.start() {
-                let _ = tx.send(Request::Holders);
-            }
+            self.holders_pending = self
+                .start()
+                .is_some_and(|tx| tx.send(Request::Holders).is_ok());
         }
         let holders = device.and_then(|d| self.holders.as_ref()?.get(d));
         let mut pods: Vec<(&str, &str, &str)> = holders
@@ -164,6 +170,32 @@ impl JobProbe {
         }
     }
 
+    /// Give each process of `gpu` (whose UUID is `uuid`) its job: a process found here (PID and
+    /// start time known) by its cgroup, one not visible here by the device it runs on. A job the
+    /// source already gave (simulated, replayed) stays.
+    pub fn attribute(&mut self, gpu: &mut GpuReading, uuid: Option<&str>) {
+        for p in &mut gpu.processes {
+            if p.job.is_some() {
+                continue;
+            }
+            if p.resolved {
+                if let Some(start) = p.start_ticks {
+                    p.job = self.job_of((p.local_pid.unwrap_or(p.pid), start));
+                }
+                continue;
+            }
+            // In MIG mode a process runs on its instance's MIG device.
+            let mig = gpu
+                .mig
+                .iter()
+                .find(|m| Some(m.gpu_instance_id) == p.gpu_instance_id)
+                .and_then(|m| m.uuid.as_deref());
+            let (job, note) = self.outside(mig.or(uuid));
+            p.job = job;
+            p.job_note = note;
+        }
+    }
+
     /// Forget the processes `alive` rejects (they exited).
     pub fn retain(&mut self, alive: impl Fn(&ProcessKey) -> bool) {
         self.known.retain(|k, _| alive(k));
@@ -175,8 +207,7 @@ impl JobProbe {
         let deadline = Instant::now() + timeout;
         loop {
             self.drain();
-            let holders_pending = self.holders_asked.is_some() && self.holders.is_none();
-            if self.asked.is_empty() && !holders_pending || Instant::now() >= deadline {
+            if self.asked.is_empty() && !self.holders_pending || Instant::now() >= deadline {
                 return;
             }
             std::thread::sleep(Duration::from_millis(5));

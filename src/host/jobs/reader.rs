@@ -24,7 +24,9 @@ const SOCKET_TIMEOUT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSources {
     pub proc_root: PathBuf,
-    pub root: PathBuf,
+    /// The file system root the kubelet's, the runtimes' and the container's own files are read
+    /// under (none: only procfs is read).
+    pub root: Option<PathBuf>,
     /// The `scontrol` to ask for Slurm job names (none: not asked).
     pub scontrol: Option<PathBuf>,
 }
@@ -34,8 +36,17 @@ impl JobSources {
     pub fn system() -> Self {
         JobSources {
             proc_root: PathBuf::from("/proc"),
-            root: PathBuf::from("/"),
+            root: Some(PathBuf::from("/")),
             scontrol: slurm::find_scontrol(),
+        }
+    }
+
+    /// Only procfs at `proc_root`: cgroups and environments, no names from the node's files.
+    pub fn procfs_only(proc_root: impl Into<PathBuf>) -> Self {
+        JobSources {
+            proc_root: proc_root.into(),
+            root: None,
+            scontrol: None,
         }
     }
 }
@@ -70,7 +81,10 @@ pub struct JobReader {
 
 impl JobReader {
     pub fn new(sources: JobSources) -> Self {
-        let context = inside::read(&sources.proc_root, &sources.root);
+        let context = match &sources.root {
+            Some(root) => inside::read(&sources.proc_root, root),
+            None => SelfContext::default(),
+        };
         JobReader {
             sources,
             context,
@@ -146,7 +160,10 @@ impl JobReader {
     }
 
     fn runtime_names(&mut self, id: &str, job: &Job) -> runtime_state::RuntimeNames {
-        match runtime_state::names(&self.sources.root, id, job.runtime) {
+        let Some(root) = self.sources.root.clone() else {
+            return Default::default();
+        };
+        match runtime_state::names(&root, id, job.runtime) {
             Ok(n) => n,
             Err(StateError::Unreadable) => {
                 let runtime = job.runtime.map_or("runtime", |r| r.as_str());
@@ -165,7 +182,7 @@ impl JobReader {
     }
 
     fn pod_dir(&mut self, uid: &str) -> Option<PodNames> {
-        let dir = self.sources.root.join("var/log/pods");
+        let dir = self.sources.root.as_ref()?.join("var/log/pods");
         let found = relist(&mut self.pods, uid, || kubelet_dirs::pods(&dir));
         match found {
             Ok(p) => p,
@@ -178,7 +195,7 @@ impl JobReader {
     }
 
     fn container_log(&mut self, id: &str) -> Option<ContainerNames> {
-        let dir = self.sources.root.join("var/log/containers");
+        let dir = self.sources.root.as_ref()?.join("var/log/containers");
         match relist(&mut self.container_logs, id, || {
             kubelet_dirs::containers(&dir)
         }) {
@@ -217,7 +234,7 @@ impl JobReader {
 
     /// The kubelet's NVIDIA devices' holders, where its socket answers.
     pub fn gpu_holders(&mut self) -> Option<GpuHolders> {
-        let socket = self.sources.root.join(pod_resources::SOCKET);
+        let socket = self.sources.root.as_ref()?.join(pod_resources::SOCKET);
         match pod_resources::list(&socket, SOCKET_TIMEOUT) {
             Ok(h) => Some(h),
             Err(e) => {
