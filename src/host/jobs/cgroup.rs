@@ -21,7 +21,7 @@ use crate::model::{Job, JobKind, Runtime};
 pub enum CgroupJob {
     /// A pod, container or Slurm job.
     Job(Job),
-    /// A cgroup that belongs to no job (a login session, a system service).
+    /// A cgroup that belongs to no job (a user logged in, a system service).
     None,
     /// Only `/`: a cgroup namespace hides the path (read from inside a container).
     Hidden,
