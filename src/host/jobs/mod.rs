@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use crate::model::{GpuReading, Job, JobKind};
+use crate::model::{GpuProcess, GpuReading, Job, JobKind};
 use inside::SelfContext;
 use pod_resources::GpuHolders;
 pub use reader::{JobReader, JobSources};
@@ -213,6 +213,27 @@ impl JobProbe {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// The job that holds the GPU among `processes`: that of the process with the most SM
+/// utilization, else the most GPU memory, else the first process with a job.
+pub fn dominant_job(processes: &[GpuProcess]) -> Option<&Job> {
+    let weight = |p: &GpuProcess| {
+        (
+            p.sm_util.unwrap_or(0.0),
+            p.gpu_memory_bytes.unwrap_or(0) as f64,
+        )
+    };
+    processes
+        .iter()
+        .filter(|p| p.job.is_some())
+        .max_by(|a, b| {
+            let (wa, wb) = (weight(a), weight(b));
+            wa.0.total_cmp(&wb.0)
+                .then(wa.1.total_cmp(&wb.1))
+                .then(b.pid.cmp(&a.pid))
+        })
+        .and_then(|p| p.job.as_ref())
 }
 
 /// The lookup thread: answers requests until the probe is dropped.
