@@ -185,8 +185,44 @@ impl Engine {
             return events;
         }
         self.copy_detector_state(sample.t);
+        self.show_mig_verdicts();
         self.last_sample = Some(Arc::new(sample));
         events
+    }
+
+    /// A MIG GPU's verdict and findings are its instances': the GPU itself reports no
+    /// utilization to judge.
+    fn show_mig_verdicts(&mut self) {
+        for g in self.gpus.iter_mut().filter(|g| !g.mig.is_empty()) {
+            g.findings = g
+                .mig
+                .iter()
+                .flat_map(|m| m.findings.iter().cloned())
+                .collect();
+            g.findings
+                .sort_by_key(|f| (std::cmp::Reverse(f.severity), priority(f.kind)));
+            let named = g
+                .findings
+                .iter()
+                .find(|f| f.severity >= crate::model::Severity::Warn)
+                .map(|f| f.kind);
+            // Without a finding: stalls before a verdict not yet known, before healthy, idle.
+            let order = |v: FindingKind| {
+                let plain = [
+                    FindingKind::Stalling,
+                    FindingKind::Pending,
+                    FindingKind::Healthy,
+                    FindingKind::Idle,
+                ];
+                (priority(v), plain.iter().position(|p| *p == v))
+            };
+            let best = g
+                .mig
+                .iter()
+                .filter_map(|m| m.verdict)
+                .min_by_key(|v| order(*v));
+            g.verdict = named.or(best).unwrap_or(FindingKind::Pending);
+        }
     }
 
     /// Append each GPU's readings of `sample` to its history, keep its status and processes, and

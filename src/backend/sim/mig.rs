@@ -216,7 +216,11 @@ impl MigSim {
                 rss_bytes: Some(4 * GIB),
                 running_s: Some(rel + 1800.0),
                 command: Some(i.command.to_string()),
-                state: Some('R'),
+                state: Some(if i.activity.kind == Scenario::MemoryIdle {
+                    'S'
+                } else {
+                    'R'
+                }),
                 resolved: true,
                 job: Some(i.owner.clone()),
                 gpu_instance_id: Some(i.gpu_instance_id),
