@@ -25,6 +25,7 @@ pub use gpulse::fleet::api::{parse_answer, Answer, ApiError, ResultType, Series}
 pub use gpulse::fleet::build::build;
 pub use gpulse::fleet::http_client::{HttpError, MAX_BODY};
 pub use gpulse::fleet::http_options::{Auth, ClientOptions};
+pub use gpulse::fleet::jobs::{self as fleet_jobs, JobAnswers};
 pub use gpulse::fleet::json::to_json as fleet_to_json;
 pub use gpulse::fleet::ledger::{self as fleet_ledger, RangeAnswers};
 pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Query, QueryResults};
