@@ -61,3 +61,23 @@ fn the_diagnosis_names_the_job_and_mig_instances_are_rows_under_their_gpu() {
     assert!(list.iter().all(|l| l.contains(" SM ")), "{s}");
     insta::assert_snapshot!("shared_dashboard_140x44", s);
 }
+
+#[test]
+fn the_ledger_view_lists_jobs_beside_processes_and_users() {
+    let run = shared(90.0);
+    let a = dashboard(run.snapshot(), false);
+    let s = support::screen::ledger_view(&a, 120, 60);
+    let at = s.find("Jobs, most lost first").expect("a jobs section");
+    let jobs = &s[at..];
+    // The starving pod loses the most; every job of the node is listed once.
+    let first = jobs.lines().nth(2).expect("a first job row");
+    assert!(first.contains("pod train-7f9c/ml-team"), "{jobs}");
+    for job in [
+        "slurm 4242 train-llm",
+        "docker notebook",
+        "docker web-3",
+        "pod eval-5/ml-team",
+    ] {
+        assert_eq!(jobs.matches(job).count(), 1, "{job}: {jobs}");
+    }
+}

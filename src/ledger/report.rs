@@ -184,7 +184,7 @@ impl LedgerReport {
             total: prices.cost_of(self.span_s, self.energy_joules),
             lost: prices.cost_of(self.lost_gpu_seconds, self.lost_energy_joules),
         });
-        // A job's lost energy is its energy at the GPU's lost share of its time.
+        // A job's lost energy is its energy at its own lost share of its time.
         for j in &mut self.jobs {
             let lost_share = if j.gpu_seconds > 0.0 {
                 (j.lost_gpu_seconds / j.gpu_seconds).min(1.0)
