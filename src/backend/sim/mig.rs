@@ -38,11 +38,14 @@ pub(super) struct MigTick {
     pub memory_used: u64,
 }
 
+/// One instance's GPM reading: SM, tensor and DRAM activity, percent.
+type Gpm = (f64, f64, f64);
+
 /// The instances of the simulated MIG GPU.
 pub(super) struct MigSim {
     instances: Vec<Instance>,
     /// Each instance's GPM reading (SM, tensor, DRAM %) and the second it was read in.
-    gpm: Option<(i64, Vec<(f64, f64, f64)>)>,
+    gpm: Option<(i64, Vec<Gpm>)>,
 }
 
 impl MigSim {
@@ -109,7 +112,7 @@ impl MigSim {
 
     /// The GPM readings at `rel` seconds: read at each whole second over the second before it,
     /// carried until the next; none before the first second (GPM needs two samples).
-    fn gpm(&mut self, rel: f64) -> Option<&[(f64, f64, f64)]> {
+    fn gpm(&mut self, rel: f64) -> Option<&[Gpm]> {
         let second = rel.floor() as i64;
         if second < 1 {
             return None;
@@ -148,7 +151,7 @@ impl MigSim {
                     })
             })
             .sum();
-        let whole = |pick: fn(&(f64, f64, f64)) -> f64| {
+        let whole = |pick: fn(&Gpm) -> f64| {
             gpm.as_ref().map(|g| {
                 let sum: f64 = self
                     .instances
@@ -174,7 +177,7 @@ impl MigSim {
         tick
     }
 
-    fn readings(&self, gpm: Option<&[(f64, f64, f64)]>) -> Vec<MigReading> {
+    fn readings(&self, gpm: Option<&[Gpm]>) -> Vec<MigReading> {
         self.instances
             .iter()
             .enumerate()

@@ -16,8 +16,11 @@ use crate::model::{FindingKind, GpuProcess, Job, MigReading};
 
 const MIB: f64 = (1u64 << 20) as f64;
 
+/// How a metric is read from a MIG instance's readings.
+type ReadMig = fn(&MigReading) -> Option<f64>;
+
 /// The device metrics a MIG instance has, read from its readings.
-pub(super) const MIG_METRICS: &[(&str, fn(&MigReading) -> Option<f64>)] = &[
+pub(super) const MIG_METRICS: &[(&str, ReadMig)] = &[
     ("DCGM_FI_DEV_FB_USED", |m| {
         m.memory_used_bytes.map(|b| (b as f64 / MIB).round())
     }),
