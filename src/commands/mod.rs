@@ -57,7 +57,8 @@ pub fn start_live(settings: &Settings, command: Option<&str>) -> Result<Live, Ex
         say!("{e}\n{}", no_gpu_hint(command));
         ExitCode::from(USAGE_ERROR)
     })?;
-    let host = HostProbe::for_backend(&backend.system().backend);
+    let host =
+        HostProbe::for_backend(&backend.system().backend).with_devices(&backend.system().devices);
     Ok(Live::start(backend, settings.engine.clone(), host))
 }
 

@@ -20,6 +20,7 @@ pub mod http_client;
 pub mod http_error;
 pub mod http_options;
 mod http_tls;
+pub mod jobs;
 pub mod json;
 pub mod ledger;
 pub mod model;
@@ -116,6 +117,9 @@ pub fn refresh_once(
         let answers = ledger::fetch(client, range_s, now);
         problems.extend(answers.problems());
         ledger::apply(&mut fleet, &answers);
+        let job_answers = jobs::fetch(client, range_s, now);
+        problems.extend(job_answers.problems());
+        jobs::apply(&mut fleet, &job_answers);
     }
     Ok(Refresh {
         fleet,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::backfill::RecentShares;
 use super::energy::{EnergyMeter, Joules, Settle};
+use super::jobs::job_slot;
 use super::share::{lost_share, process_weights, shortfall, HELD_BYTES};
 use super::{GpuLedger, ProcessLedger, UserLedger, VerdictCost};
 use crate::model::{Finding, FindingKind, GpuProcess, Metrics, UnixTime};
@@ -65,11 +66,12 @@ pub struct LedgerBook {
     weights: Vec<f64>,
     /// The slots of the tick before (a buffer kept between ticks).
     previous_slots: Vec<Option<usize>>,
-    /// Process and user slots holding pending energy.
+    /// Process, user and job slots holding pending energy.
     dirty_processes: Vec<usize>,
     dirty_users: Vec<usize>,
     /// The source's own interval: the shortest time between two ticks so far.
     interval_s: Option<f64>,
+    dirty_jobs: Vec<usize>,
 }
 
 impl LedgerBook {
@@ -86,6 +88,7 @@ impl LedgerBook {
             dirty_processes: Vec::new(),
             dirty_users: Vec::new(),
             interval_s: None,
+            dirty_jobs: Vec::new(),
         }
     }
 
@@ -168,6 +171,16 @@ impl LedgerBook {
                 }
                 p.energy.add_pending(w * joules);
             }
+            if let Some(j) = p.job_slot.and_then(|j| view.jobs.get_mut(j)) {
+                j.gpu_seconds += w * dt;
+                j.lost_gpu_seconds += w * lost;
+                if joules > 0.0 {
+                    if j.energy.pending() == 0.0 {
+                        self.dirty_jobs.extend(p.job_slot);
+                    }
+                    j.energy.add_pending(w * joules);
+                }
+            }
             let Some(u) = p.user_slot.and_then(|u| view.users.get_mut(u)) else {
                 continue;
             };
@@ -221,6 +234,11 @@ impl LedgerBook {
                 all(&mut u.energy);
             }
         }
+        for s in self.dirty_jobs.drain(..) {
+            if let Some(j) = view.jobs.get_mut(s) {
+                all(&mut j.energy);
+            }
+        }
     }
 
     /// Find or add each process of this tick in the view's table, with its weight.
@@ -254,6 +272,10 @@ impl LedgerBook {
                 if e.user.is_none() && p.user.is_some() {
                     e.user = p.user.as_deref().map(Arc::from);
                     e.user_slot = user_slot(&mut view.users, e.user.clone());
+                }
+                // A job may be named after the process was first seen (its lookup runs apart).
+                if e.job_slot.is_none() && p.job.is_some() {
+                    e.job_slot = job_slot(&mut view.jobs, p.job.as_ref());
                 }
             }
             self.slots.push(slot);
@@ -329,6 +351,9 @@ impl LedgerBook {
                 if let Some(u) = p.user_slot.and_then(|u| view.users.get_mut(u)) {
                     u.lost_gpu_seconds += w * up.lost_s;
                 }
+                if let Some(j) = p.job_slot.and_then(|j| view.jobs.get_mut(j)) {
+                    j.lost_gpu_seconds += w * up.lost_s;
+                }
             }
         }
     }
@@ -340,6 +365,7 @@ fn add_process(view: &mut GpuLedger, p: &GpuProcess, now: UnixTime) -> Option<us
     let entry = ProcessLedger {
         pid: p.pid,
         user_slot: user_slot(&mut view.users, user.clone()),
+        job_slot: job_slot(&mut view.jobs, p.job.as_ref()),
         user,
         command: p.command.as_deref().map(Arc::from),
         first_seen: now,
@@ -625,5 +651,46 @@ mod tests {
         assert_eq!(view.users.len(), 1);
         // Every booked second is the user's, dropped processes included.
         assert!((view.users[0].gpu_seconds - view.span_s).abs() < 1e-6);
+    }
+
+    #[test]
+    fn jobs_get_their_processes_shares_even_when_named_late() {
+        let mut book = LedgerBook::new(110.0);
+        let mut view = Arc::default();
+        let pod = |container: &str| {
+            let mut j = crate::model::Job::new(crate::model::JobKind::Pod, "uid-1");
+            j.container = Some(container.into());
+            j
+        };
+        // Two containers of one pod and a Slurm job, at 30/10/40 % SM; the Slurm job is named
+        // only from the second second on.
+        let mut procs = [
+            process(1, "ana", 30.0),
+            process(2, "ana", 10.0),
+            process(3, "bo", 40.0),
+        ];
+        procs[0].job = Some(pod("trainer"));
+        procs[1].job = Some(pod("sidecar"));
+        fn r(procs: &[GpuProcess]) -> Run<'_> {
+            Run {
+                metrics: watts(100.0),
+                processes: procs,
+                verdict: FindingKind::Healthy,
+                findings: &[],
+            }
+        }
+        run(&mut book, &mut view, 0.0, 0.75, &r(&procs));
+        procs[2].job = Some(crate::model::Job::new(crate::model::JobKind::Slurm, "42"));
+        run(&mut book, &mut view, 1.0, 8.0, &r(&procs));
+        assert_eq!(view.jobs.len(), 2);
+        let pod_row = &view.jobs[0];
+        assert_eq!(pod_row.job.container, None);
+        // The pod holds half the GPU (40 of 80 % SM) for all 8 s.
+        assert!((pod_row.gpu_seconds - 4.0).abs() < 1e-9, "{pod_row:?}");
+        assert!((pod_row.energy.total() - 400.0).abs() < 1e-6);
+        // The Slurm job's seconds count from the tick its name arrived.
+        let slurm = &view.jobs[1];
+        assert!((slurm.gpu_seconds - 3.5).abs() < 1e-9, "{slurm:?}");
+        assert_eq!(view.jobs_worst_first()[0].job.id, "uid-1");
     }
 }

@@ -5,6 +5,7 @@
 pub mod exporter;
 pub mod http_server;
 pub mod json;
+pub mod json_jobs;
 pub mod prometheus;
 pub mod prometheus_ledger;
 pub mod snapshot_text;

@@ -27,11 +27,16 @@ pub use gpulse::fleet::api::{parse_answer, Answer, ApiError, ResultType, Series}
 pub use gpulse::fleet::build::build;
 pub use gpulse::fleet::http_client::{HttpError, MAX_BODY};
 pub use gpulse::fleet::http_options::{Auth, ClientOptions};
+pub use gpulse::fleet::jobs::{self as fleet_jobs, JobAnswers};
 pub use gpulse::fleet::json::to_json as fleet_to_json;
 pub use gpulse::fleet::ledger::{self as fleet_ledger, RangeAnswers};
 pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Query, QueryResults};
 pub use gpulse::fleet::{
     dcgm, rank, refresh_once, DetectorCache, Fleet, FleetOptions, PromClient, Refresher, Source,
+};
+pub use gpulse::host::jobs::{
+    h2c::serve_once as serve_pod_resources_once, inside::OUTSIDE_NOTE,
+    pod_resources::encode as pod_resources_encode,
 };
 pub use gpulse::host::{
     annotate_finding, format_running, loader_evidence, process_rows, signal_target, state_name,
@@ -41,8 +46,8 @@ pub use gpulse::host::{
 pub use gpulse::ledger::Prices;
 pub use gpulse::model::{
     throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,
-    HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo, UtilSampling,
-    UtilWindow, Vendor,
+    HostDetail, HostProcess, HostReading, Job, JobKind, Metrics, MigReading, Runtime, Sample,
+    Severity, SystemInfo, UtilSampling, UtilWindow, Vendor,
 };
 pub use gpulse::output::exporter::spawn_server;
 pub use gpulse::output::prometheus::metric_names;

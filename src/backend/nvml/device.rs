@@ -11,6 +11,7 @@ use nvml_wrapper::{Device, Nvml};
 use super::calls::{Call, Unsupported};
 use super::errors::{classify, Failure};
 use super::merge::{BufferCadence, SampleBufferMerger};
+use super::mig::MigReader;
 use super::pcie::PcieReader;
 use super::processes::{merge_processes, newest_per_process, ProcessUtil};
 use super::values::{pstate_number, sample_value};
@@ -74,6 +75,8 @@ pub struct NvmlDeviceSampler {
     energy: Option<(Instant, Option<f64>)>,
     /// What each kind of call cost, once asked to measure ([`DeviceSampler::measure_calls`]).
     costs: Option<[CallCost; Call::ALL.len()]>,
+    /// The GPU's MIG instances, when it is in MIG mode.
+    mig: Option<MigReader>,
 }
 
 impl NvmlDeviceSampler {
@@ -94,6 +97,7 @@ impl NvmlDeviceSampler {
                 .and_then(|d| PcieReader::start(info.index, d))
         };
         NvmlDeviceSampler {
+            mig: MigReader::open(nvml, info.index, info.gpm_supported),
             nvml,
             device,
             info,
@@ -417,7 +421,8 @@ impl DeviceSampler for NvmlDeviceSampler {
         let util_windows = self.utilization(now, &mut m)?;
         self.carry_slow_fields(&mut m)?;
         m.energy_j = self.energy()?;
-        let processes = self.processes()?;
+        let mut processes = self.processes()?;
+        let mig = self.mig.as_mut().map(|r| r.read(&mut processes));
 
         Ok(GpuReading {
             index: self.info.index,
@@ -425,6 +430,7 @@ impl DeviceSampler for NvmlDeviceSampler {
             metrics: m,
             util_windows,
             processes,
+            mig: mig.unwrap_or_default(),
         })
     }
 }

@@ -13,6 +13,7 @@ mod device;
 pub use device::GPM_METRICS;
 pub mod errors;
 pub mod merge;
+mod mig;
 mod pcie;
 mod processes;
 mod values;

@@ -347,6 +347,7 @@ impl DeviceSampler for RocmDevice {
             metrics,
             util_windows,
             processes: Vec::new(),
+            mig: Vec::new(),
         })
     }
 }

@@ -9,8 +9,10 @@
 
 mod device;
 mod job;
+mod mig;
 mod rng;
 mod scenario;
+pub mod shared;
 
 pub use device::{SimDevice, PROCESS_PERIOD_S};
 pub use rng::Rng;

@@ -23,6 +23,9 @@ pub enum Scenario {
     /// A different job on each GPU (starving, healthy, checkpoint, memory-idle, ...).
     #[default]
     Mixed,
+    /// A node shared by teams: pods of two namespaces, a Docker container and a Slurm job, and
+    /// GPU 3 in MIG mode with three instances.
+    Shared,
     /// No process on any GPU.
     Idle,
 }
@@ -37,6 +40,7 @@ impl Scenario {
             Scenario::MemoryIdle => "memory-idle",
             Scenario::Fp32 => "fp32",
             Scenario::Mixed => "mixed",
+            Scenario::Shared => "shared",
             Scenario::Idle => "idle",
         }
     }
@@ -55,6 +59,7 @@ impl Scenario {
         ];
         match self {
             Scenario::Mixed => MIX[index as usize % MIX.len()],
+            Scenario::Shared => super::shared::job_kind(index),
             other => other,
         }
     }

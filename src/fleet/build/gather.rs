@@ -223,6 +223,7 @@ fn new_gpu((instance, gpu): (&str, &str), grid: Grid) -> FleetGpu {
         last_sample_age_seconds: None,
         notes: Vec::new(),
         ledger: None,
+        jobs_lost: Vec::new(),
         util: grid.trace(),
         memory_used: grid.trace(),
         power: grid.trace(),
