@@ -18,7 +18,7 @@
 # The scopes and the Slurm-like cgroup are removed at the end; MIG mode is never touched.
 set -euo pipefail
 gpulse=${1:-target/release/gpulse}
-[[ $EUID -eq 0 ]] || { echo "run as root (systemd-run, /sys/fs/cgroup)" >&2; exit 2; }
+[[ $EUID -eq 0 ]] || { echo "run as root (systemd-run or /sys/fs/cgroup)" >&2; exit 2; }
 [[ -x $gpulse ]] || { echo "no gpulse at $gpulse (cargo build --release)" >&2; exit 2; }
 hex() { head -c "$1" /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 job='import torch, time
@@ -30,26 +30,42 @@ while time.time() < end:
     torch.cuda.synchronize()
     time.sleep(0.5)'
 cid=$(hex 32) pod_cid=$(hex 32) uid=$(cat /proc/sys/kernel/random/uuid)
-slurm=/sys/fs/cgroup/system.slice/gpulsetest_slurmstepd.scope/job_4242/step_0/user/task_0
+own=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+if command -v systemd-run >/dev/null && [[ -d /run/systemd/system ]]; then root=/sys/fs/cgroup; else root=$own; fi
+slurm=$root/system.slice/gpulsetest_slurmstepd.scope/job_4242/step_0/user/task_0
+docker_cg=$root/system.slice/docker-$cid.scope
+pod_cg=$root/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice/cri-containerd-$pod_cid.scope
 pids=()
+made=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     docker rm -f gpulse-attr >/dev/null 2>&1 || true
-    sleep 1
-    for d in "$slurm" "${slurm%/*}" "${slurm%/*/*}" "${slurm%/*/*/*}" "${slurm%/*/*/*/*}"; do
-        rmdir "$d" 2>/dev/null || true
+    sleep 2
+    for d in "${made[@]}"; do
+        while [[ $d != "$root" && $d != /sys/fs/cgroup ]]; do rmdir "$d" 2>/dev/null || break; d=${d%/*}; done
     done
 }
 trap cleanup EXIT
+# Runs the job inside cgroup $1 (made by hand), with the environment given after it.
+in_cgroup() {
+    local dir=$1; shift
+    mkdir -p "$dir" && made+=("$dir")
+    (echo $BASHPID > "$dir/cgroup.procs" || echo "cannot enter $dir" >&2
+     exec env "$@" python3 -c "$job") & pids+=($!)
+}
 
 python3 -c "$job" & pids+=($!)
-systemd-run --quiet --scope --unit="docker-$cid.scope" python3 -c "$job" & pids+=($!)
-systemd-run --quiet --scope --slice="kubepods-burstable-pod${uid//-/_}.slice" \
-    --unit="cri-containerd-$pod_cid.scope" python3 -c "$job" & pids+=($!)
+if [[ $root == /sys/fs/cgroup ]]; then
+    systemd-run --quiet --scope --unit="docker-$cid.scope" python3 -c "$job" & pids+=($!)
+    systemd-run --quiet --scope --slice="kubepods-burstable-pod${uid//-/_}.slice" \
+        --unit="cri-containerd-$pod_cid.scope" python3 -c "$job" & pids+=($!)
+else
+    echo "no systemd: container layouts made by hand under $own" >&2
+    in_cgroup "$docker_cg"
+    in_cgroup "$pod_cg"
+fi
 if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
-    mkdir -p "$slurm"
-    (echo $BASHPID > "$slurm/cgroup.procs"; \
-     SLURM_JOB_ID=4242 SLURM_JOB_NAME=attr-test exec python3 -c "$job") & pids+=($!)
+    in_cgroup "$slurm" SLURM_JOB_ID=4242 SLURM_JOB_NAME=attr-test
 else
     echo "cgroup v1: the Slurm layout is skipped" >&2
 fi
