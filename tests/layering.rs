@@ -10,12 +10,26 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "foundation",
-        &["model", "printable", "capped_read", "clock", "tls_pem", "cert_validity"],
+        &[
+            "model",
+            "printable",
+            "capped_read",
+            "clock",
+            "tls_pem",
+            "cert_validity",
+        ],
     ),
     ("backends", &["backend", "host"]),
     (
         "history and detector",
-        &["sampler", "recording", "history", "ledger", "timeline", "detector"],
+        &[
+            "sampler",
+            "recording",
+            "history",
+            "ledger",
+            "timeline",
+            "detector",
+        ],
     ),
     ("engine", &["engine"]),
     ("pipeline", &["pipeline"]),
@@ -29,7 +43,9 @@ const LAYERS: &[(&str, &[&str])] = &[
 const TERMINAL_CRATES: &[&str] = &["ratatui", "crossterm"];
 
 fn layer_of(module: &str) -> Option<usize> {
-    LAYERS.iter().position(|(_, members)| members.contains(&module))
+    LAYERS
+        .iter()
+        .position(|(_, members)| members.contains(&module))
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -158,7 +174,9 @@ fn no_module_imports_a_layer_above_its_own() {
     let house = read_house();
     let mut upward = Vec::new();
     for (path, module, imports) in &house.files {
-        let Some(own) = layer_of(module) else { continue };
+        let Some(own) = layer_of(module) else {
+            continue;
+        };
         for imported in imports {
             if let Some(theirs) = layer_of(imported) {
                 if theirs > own {
@@ -172,7 +190,11 @@ fn no_module_imports_a_layer_above_its_own() {
             }
         }
     }
-    assert!(upward.is_empty(), "imports that run back up:\n{}", upward.join("\n"));
+    assert!(
+        upward.is_empty(),
+        "imports that run back up:\n{}",
+        upward.join("\n")
+    );
 }
 
 #[test]
@@ -214,7 +236,11 @@ fn top_level_modules_import_each_other_without_a_circle() {
     let mut done = BTreeSet::new();
     for node in edges.keys() {
         let circle = visit(node, &edges, &mut Vec::new(), &mut done);
-        assert!(circle.is_none(), "import circle: {}", circle.unwrap_or_default().join(" → "));
+        assert!(
+            circle.is_none(),
+            "import circle: {}",
+            circle.unwrap_or_default().join(" → ")
+        );
     }
 }
 
@@ -234,11 +260,18 @@ fn only_the_tui_touches_the_terminal() {
                 .filter(|krate| code.contains(&format!("{krate}::")))
                 .collect();
             (!named.is_empty()).then(|| {
-                format!("{} uses {named:?}", path.strip_prefix(&src).unwrap_or(path).display())
+                format!(
+                    "{} uses {named:?}",
+                    path.strip_prefix(&src).unwrap_or(path).display()
+                )
             })
         })
         .collect();
-    assert!(outside.is_empty(), "terminal crates outside src/tui/:\n{}", outside.join("\n"));
+    assert!(
+        outside.is_empty(),
+        "terminal crates outside src/tui/:\n{}",
+        outside.join("\n")
+    );
 }
 
 #[test]
@@ -247,7 +280,9 @@ fn the_checker_sees_imports_in_groups_and_paths_but_not_in_comments() {
         "use crate::{model::{Sample, Gpu}, clock};\n// see crate::tui\nlet x = crate::engine::run();\n",
     );
     let named = crate_paths(&code);
-    let expected: BTreeSet<String> =
-        ["model", "clock", "engine"].iter().map(|s| s.to_string()).collect();
+    let expected: BTreeSet<String> = ["model", "clock", "engine"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     assert_eq!(named, expected);
 }
