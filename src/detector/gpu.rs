@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::health_track::HealthTrack;
 use super::hysteresis::Track;
 use super::job::JobContext;
 use super::signal::{self, Analysis};
@@ -34,6 +35,8 @@ pub(super) struct GpuState {
     /// When a dip's start and a dip's end last brought an evaluation forward
     /// ([`Self::deep_edge_arrives`]).
     early_eval_at: [Option<UnixTime>; 2],
+    /// Faults and health counters.
+    pub health: HealthTrack,
 }
 
 impl GpuState {
@@ -52,6 +55,7 @@ impl GpuState {
             analysis: None,
             analysed_at: 0.0,
             early_eval_at: [None; 2],
+            health: HealthTrack::default(),
         }
     }
 

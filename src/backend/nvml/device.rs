@@ -425,6 +425,7 @@ impl DeviceSampler for NvmlDeviceSampler {
             metrics: m,
             util_windows,
             processes,
+            ..Default::default()
         })
     }
 }

@@ -346,7 +346,7 @@ impl DeviceSampler for RocmDevice {
             status: GpuStatus::Ok,
             metrics,
             util_windows,
-            processes: Vec::new(),
+            ..Default::default()
         })
     }
 }

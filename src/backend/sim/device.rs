@@ -1,5 +1,6 @@
 //! One simulated GPU: its job, the driver's windows over it, and every reading derived.
 
+use super::faults::SimFaults;
 use super::job::Job;
 use super::{
     Rng, Scenario, SimConfig, DRIVER_WINDOW_S, GIB, IDLE_POWER_W, MIB, POWER_LIMIT_W, TOTAL_MEM,
@@ -28,6 +29,8 @@ pub struct SimDevice {
     /// The processes as last read and the second they were read in: like the NVML backend,
     /// the list is read once per [`PROCESS_PERIOD_S`] and carried between.
     processes: Option<(i64, Vec<GpuProcess>)>,
+    /// The sick hardware of the `faulty` scenario.
+    faults: Option<SimFaults>,
 }
 
 /// Seconds between readings of a simulated GPU's processes (as on NVML).
@@ -50,6 +53,8 @@ impl SimDevice {
             energy_j: 0.0,
             pid: 4100 + index * 37 + (config.seed % 1000) as u32,
             processes: None,
+            faults: (config.scenario == Scenario::Faulty)
+                .then(|| SimFaults::new(index, config.seed, start)),
         }
     }
 
@@ -120,13 +125,18 @@ impl SimDevice {
         };
         let processes = self.carried_processes(rel, processes);
         self.job.trim(rel - 5.0);
-        GpuReading {
+        let mut reading = GpuReading {
             index: self.index,
             status: GpuStatus::Ok,
             metrics: self.metrics(util_gpu, &act, power, mem_used),
             util_windows: windows,
             processes,
+            ..Default::default()
+        };
+        if let Some(f) = self.faults.as_mut() {
+            f.apply(now, &mut reading);
         }
+        reading
     }
 
     /// The driver windows completed up to `rel` (seconds since start) and not yet reported,
@@ -304,6 +314,7 @@ impl SimDevice {
             tensor_active: Some((sm_active * tensor_share * 1000.0).round() / 10.0),
             dram_active: Some((recent * 350.0).round() / 10.0),
             throttle: Some(bits),
+            throttle_held: Default::default(),
         }
     }
 }

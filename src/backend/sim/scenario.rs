@@ -25,6 +25,10 @@ pub enum Scenario {
     Mixed,
     /// No process on any GPU.
     Idle,
+    /// Healthy training on sick hardware: a GPU falls off the bus (XID 79), one waits for a
+    /// memory row remap with corrected ECC errors rising, one runs under HW slowdown, and two
+    /// exchange NVLink traffic.
+    Faulty,
 }
 
 impl Scenario {
@@ -38,6 +42,7 @@ impl Scenario {
             Scenario::Fp32 => "fp32",
             Scenario::Mixed => "mixed",
             Scenario::Idle => "idle",
+            Scenario::Faulty => "faulty",
         }
     }
 
@@ -55,6 +60,8 @@ impl Scenario {
         ];
         match self {
             Scenario::Mixed => MIX[index as usize % MIX.len()],
+            // The hardware is what fails: every job trains healthily.
+            Scenario::Faulty => Scenario::Healthy,
             other => other,
         }
     }

@@ -1,0 +1,92 @@
+//! The `faulty` scenario through the real engine: each sick GPU's health reaches the snapshot,
+//! the detector names it (`gpu_fault`, `throttled`) with the fix, and the healthy readings stay
+//! absent where the hardware has no such counter.
+
+mod support;
+
+use support::api::{FindingKind, GpuStatus, Scenario, Severity, SimRun};
+
+fn run(seconds: f64) -> SimRun {
+    let mut run = SimRun::new(Scenario::Faulty, 4);
+    run.advance(seconds);
+    run
+}
+
+#[test]
+fn each_sick_gpu_is_named_with_what_to_do() {
+    let run = run(90.0);
+    let s = run.snapshot();
+    for g in &s.gpus {
+        eprintln!(
+            "GPU {} {:?} {:?}",
+            g.info.index,
+            g.verdict,
+            g.findings
+                .iter()
+                .map(|f| (
+                    f.kind,
+                    f.severity,
+                    f.summary.clone(),
+                    f.evidence.fix.clone(),
+                    f.evidence.notes.clone()
+                ))
+                .collect::<Vec<_>>()
+        );
+    }
+    let gpu = |i: usize| &s.gpus[i];
+
+    // GPU 0 fell off the bus: XID 79, lost, the fault says what to do.
+    assert!(matches!(gpu(0).status, GpuStatus::Lost { .. }));
+    assert_eq!(gpu(0).verdict, FindingKind::GpuFault);
+    let f = &gpu(0).findings[0];
+    assert_eq!(
+        (f.kind, f.severity),
+        (FindingKind::GpuFault, Severity::High)
+    );
+    assert!(
+        f.summary.contains("XID 79") && f.summary.contains("fallen off the bus"),
+        "{}",
+        f.summary
+    );
+    assert!(f
+        .evidence
+        .fix
+        .as_deref()
+        .is_some_and(|x| x.contains("drain the node")));
+    assert_eq!(gpu(0).xids.len(), 1);
+
+    // GPU 1: a row waits for its remap, corrected errors rise: a warning with the fix.
+    assert_eq!(gpu(1).verdict, FindingKind::GpuFault);
+    let f = &gpu(1).findings[0];
+    assert_eq!(f.severity, Severity::Warn);
+    assert!(
+        f.evidence
+            .fix
+            .as_deref()
+            .is_some_and(|x| x.contains("reset the GPU to apply pending remaps")),
+        "{f:?}"
+    );
+    assert!(
+        f.evidence
+            .notes
+            .iter()
+            .any(|n| n.contains("corrected ECC errors rising")),
+        "{f:?}"
+    );
+
+    // GPU 2: HW slowdown, measured as time.
+    assert_eq!(gpu(2).verdict, FindingKind::Throttled);
+    let f = &gpu(2).findings[0];
+    assert!(
+        f.summary.contains("HW slowdown") && f.summary.contains("HW thermal"),
+        "{}",
+        f.summary
+    );
+
+    // GPU 3: clean, with NVLink traffic; GPUs 0-1 have no NVLink (absent, not zero links).
+    assert_eq!(gpu(3).verdict, FindingKind::Healthy);
+    let h3 = gpu(3).health.as_ref().expect("read");
+    assert_eq!(h3.nvlinks.len(), 18);
+    assert!(h3.nvlink_bytes_per_s().is_some_and(|b| b > 1e11));
+    assert!(gpu(1).health.as_ref().is_some_and(|h| h.nvlinks.is_empty()));
+}
