@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::api::{FindingKind, GpuStatus, Scenario, Severity, SimRun};
+use support::api::{FindingKind, GpuStatus, Scenario, Severity, SimRun, ThrottleReason};
 
 fn run(seconds: f64) -> SimRun {
     let mut run = SimRun::new(Scenario::Faulty, 4);
@@ -89,4 +89,47 @@ fn each_sick_gpu_is_named_with_what_to_do() {
     assert_eq!(h3.nvlinks.len(), 18);
     assert!(h3.nvlink_bytes_per_s().is_some_and(|b| b > 1e11));
     assert!(gpu(1).health.as_ref().is_some_and(|h| h.nvlinks.is_empty()));
+}
+
+#[test]
+fn the_ledger_books_the_job_an_xid_ended_and_the_time_throttling_cost() {
+    let run = run(90.0);
+    let s = run.snapshot();
+    let ledger = |i: usize| s.gpus[i].ledger.clone();
+
+    // GPU 0's job ran 45 s until XID 79 ended it: all of it is lost to the fault.
+    let l0 = ledger(0);
+    assert_eq!(l0.health.faults.len(), 1, "{:?}", l0.health);
+    let fault = l0.health.faults[0];
+    assert_eq!(fault.xid, 79);
+    assert!((fault.t - fault.job_since - 45.0).abs() < 0.5, "{fault:?}");
+    let lost = l0.lost_by_kind.get(FindingKind::GpuFault);
+    assert!((lost - l0.health.fault_lost_s).abs() < 1e-9);
+    assert!(lost > 40.0 && lost <= 45.5, "{lost}");
+    assert!((l0.lost_gpu_seconds - l0.span_s).abs() < 1.0, "{l0:?}");
+
+    // GPU 2: HW slowdown held the clocks at half for 50 s of every 60 while busy.
+    let l2 = ledger(2);
+    let held = l2
+        .health
+        .throttled(ThrottleReason::HwSlowdown)
+        .expect("measured by its bit");
+    assert!((70.0..=72.0).contains(&held), "{held}");
+    let thermal = l2
+        .health
+        .throttled(ThrottleReason::HwThermal)
+        .expect("counted");
+    assert!((held - thermal).abs() < 1.0, "{held} {thermal}");
+    let cost = l2.health.throttle_lost(ThrottleReason::HwSlowdown);
+    assert!(cost > 0.45 * held && cost <= 0.5 * held, "{cost} of {held}");
+    assert_eq!(l2.health.throttle_lost(ThrottleReason::SwPowerCap), 0.0);
+    assert!(
+        (l2.lost_by_kind.get(FindingKind::Throttled) - cost).abs() < 2.0,
+        "{l2:?}"
+    );
+
+    // GPU 3 lost nothing to its hardware.
+    let l3 = ledger(3);
+    assert_eq!(l3.health.fault_lost_s, 0.0);
+    assert!(l3.health.throttle_lost_s.iter().all(|s| *s == 0.0));
 }

@@ -26,6 +26,8 @@ impl Engine {
                 verdict: self.detector.verdict(pos),
                 full_level: self.detector.full_level(pos),
                 findings,
+                xids: &reading.xids,
+                sm_clock_max_mhz: g.info.sm_clock_max_mhz,
             };
             self.ledgers[pos].tick(&mut g.ledger, &input);
         }

@@ -38,9 +38,9 @@ pub use gpulse::host::{
 };
 pub use gpulse::ledger::Prices;
 pub use gpulse::model::{
-    throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,
-    HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo, UtilSampling,
-    UtilWindow, Vendor,
+    throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuHealth, GpuProcess, GpuReading,
+    GpuStatus, HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo,
+    ThrottleReason, UtilSampling, UtilWindow, Vendor,
 };
 pub use gpulse::output::exporter::spawn_server;
 pub use gpulse::output::prometheus::metric_names;
