@@ -4,7 +4,10 @@
 
 mod support;
 
-use support::api::{FindingKind, GpuStatus, Scenario, Severity, SimRun, ThrottleReason};
+use support::api::{
+    snapshot_doc, snapshot_text, FindingKind, GpuStatus, Scenario, Severity, SimRun, ThrottleReason,
+};
+use support::schema::validate;
 
 fn run(seconds: f64) -> SimRun {
     let mut run = SimRun::new(Scenario::Faulty, 4);
@@ -132,4 +135,53 @@ fn the_ledger_books_the_job_an_xid_ended_and_the_time_throttling_cost() {
     let l3 = ledger(3);
     assert_eq!(l3.health.fault_lost_s, 0.0);
     assert!(l3.health.throttle_lost_s.iter().all(|s| *s == 0.0));
+}
+
+#[test]
+fn snapshot_json_carries_health_and_validates() {
+    let run = run(60.0);
+    let s = run.snapshot();
+    let doc = serde_json::to_value(snapshot_doc(&s, &|_| true)).expect("JSON");
+    let gpus = doc["gpus"].as_array().expect("gpus");
+    // GPU 0: lost, its XID with meaning and fix.
+    let h0 = &gpus[0]["health"];
+    assert_eq!(h0["state"], "fault");
+    assert_eq!(h0["xids"][0]["xid"], 79);
+    assert!(h0["xids"][0]["fix"]
+        .as_str()
+        .unwrap()
+        .contains("drain the node"));
+    // GPU 1: a pending remap, corrected errors counted; no NVLink is an empty list.
+    let h1 = &gpus[1]["health"];
+    assert_eq!(h1["state"], "warn");
+    assert_eq!(h1["remapped_rows"]["pending"], true);
+    assert!(h1["ecc"]["volatile_corrected"].as_u64().unwrap() > 12);
+    assert_eq!(h1["nvlinks"].as_array().map(Vec::len), Some(0));
+    assert!(
+        h1["retired_pages"].is_null(),
+        "Hopper retires no pages: absent, not 0"
+    );
+    assert_eq!(h1["xid_watch"]["state"], "watching");
+    // GPU 2: the counters of the reasons the driver counts; HW slowdown has none.
+    let h2 = &gpus[2]["health"];
+    assert!(h2["throttle_ns"]["hw_thermal"].as_u64().unwrap() > 30_000_000_000);
+    assert!(h2["throttle_ns"].get("hw_slowdown").is_none());
+    assert_eq!(gpus[3]["health"]["nvlinks"][17]["version"], 4);
+    validate("snapshot.schema.json", &[doc.to_string()]);
+
+    let text = snapshot_text(&s, &|_| true);
+    assert!(
+        text.contains("  health    fault · XID 79 at 12:00:45"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  health    warn · XID 63 at 12:00:12 · ECC 0 uncorr/"),
+        "{text}"
+    );
+    assert!(text.contains("remap pending: reset"), "{text}");
+    assert!(
+        text.contains("  health    ok · no XID since 12:00:00 (earlier unknown)"),
+        "{text}"
+    );
+    assert!(text.contains("NVLink 18/18 up"), "{text}");
 }

@@ -14,10 +14,12 @@ use crate::model::{
 };
 
 mod event_text;
+mod health_line;
 mod ledger_feed;
 mod snapshot;
 
 use event_text::{cleared_text, raised_text};
+pub use health_line::HealthState;
 pub use snapshot::{GpuSnapshot, MonitorStats, Snapshot, RECENT_XIDS};
 
 /// The log target of findings raised and cleared: the dashboard's event panel shows them;

@@ -43,7 +43,9 @@ pub use gpulse::model::{
     ThrottleReason, UtilSampling, UtilWindow, Vendor,
 };
 pub use gpulse::output::exporter::spawn_server;
+pub use gpulse::output::json::snapshot_doc;
 pub use gpulse::output::prometheus::metric_names;
+pub use gpulse::output::snapshot_text::render as snapshot_text;
 pub use gpulse::pipeline::playback::{start as start_replay, ReplayCommand};
 pub use gpulse::pipeline::Live;
 pub use gpulse::recording::{Recorder, RecordingReader};

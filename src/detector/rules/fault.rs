@@ -141,13 +141,7 @@ fn signals(track: &HealthTrack) -> Vec<(&'static str, f64)> {
 
 /// The time of day (UTC) of a Unix time, `HH:MM:SS UTC`.
 fn clock_utc(t: UnixTime) -> String {
-    let secs = (t.floor() as i64).rem_euclid(86_400);
-    format!(
-        "{:02}:{:02}:{:02} UTC",
-        secs / 3600,
-        (secs / 60) % 60,
-        secs % 60
-    )
+    format!("{} UTC", crate::clock::time_of_day_utc(t))
 }
 
 #[cfg(test)]
