@@ -44,7 +44,7 @@ pub use gpulse::model::{
 };
 pub use gpulse::output::exporter::spawn_server;
 pub use gpulse::output::json::snapshot_doc;
-pub use gpulse::output::prometheus::metric_names;
+pub use gpulse::output::prometheus::{metric_names, render_named, DcgmNames};
 pub use gpulse::output::snapshot_text::render as snapshot_text;
 pub use gpulse::pipeline::playback::{start as start_replay, ReplayCommand};
 pub use gpulse::pipeline::Live;
