@@ -23,7 +23,7 @@ pub use gpulse::detector::{DetectorConfig, FindingEvent};
 pub use gpulse::engine::{Engine, EngineConfig, Snapshot};
 pub use gpulse::fleet::api::{parse_answer, Answer, ApiError, ResultType, Series};
 pub use gpulse::fleet::build::build;
-pub use gpulse::fleet::http_client::{HttpError, MAX_BODY};
+pub use gpulse::fleet::http_client::{encode_query_value, HttpError, MAX_BODY};
 pub use gpulse::fleet::http_options::{Auth, ClientOptions};
 pub use gpulse::fleet::json::to_json as fleet_to_json;
 pub use gpulse::fleet::ledger::{self as fleet_ledger, RangeAnswers};
