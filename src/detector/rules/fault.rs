@@ -15,6 +15,8 @@ pub const XID_HOLD_S: f64 = 600.0;
 #[derive(Debug, Clone, PartialEq)]
 struct Issue {
     severity: Severity,
+    /// The evidence in a few words, before the fix ("XID 79", "remap pending").
+    tag: String,
     text: String,
     action: XidAction,
 }
@@ -37,7 +39,7 @@ pub fn gpu_fault(e: &Evaluation) -> Option<Candidate> {
     if let Some(x) = track.xids.last().filter(|x| e.now - x.t <= XID_HOLD_S) {
         c.start = c.start.min(x.t);
     }
-    c.evidence.fix = Some(worst.action.text().to_string());
+    c.evidence.fix = Some(format!("{}: {}", worst.tag, worst.action.text()));
     c.evidence.notes = issues.iter().skip(1).map(|i| i.text.clone()).collect();
     Some(c)
 }
@@ -68,6 +70,7 @@ fn xid_issues(track: &HealthTrack, now: UnixTime, job_from: Option<UnixTime>) ->
             };
             Issue {
                 severity: info.severity,
+                tag: format!("XID {xid}"),
                 text: format!("XID {xid} at {}{times}: {}", clock_utc(t), info.meaning),
                 action: info.action,
             }
@@ -85,6 +88,7 @@ fn memory_issues(track: &HealthTrack) -> Vec<Issue> {
     if let Some(n) = read.uncorrectable.filter(|n| *n > 0) {
         out.push(Issue {
             severity: Severity::High,
+            tag: format!("{n} uncorrectable ECC error(s)"),
             text: format!("{n} uncorrectable ECC error(s) since the driver loaded"),
             action: XidAction::DrainAndReset,
         });
@@ -93,6 +97,7 @@ fn memory_issues(track: &HealthTrack) -> Vec<Issue> {
     if rows > 0 {
         out.push(Issue {
             severity: Severity::High,
+            tag: format!("{rows} row(s) remapped"),
             text: format!("{rows} row(s) remapped after uncorrectable errors while watched"),
             action: XidAction::DrainAndReset,
         });
@@ -100,6 +105,7 @@ fn memory_issues(track: &HealthTrack) -> Vec<Issue> {
     if read.remap_failed {
         out.push(Issue {
             severity: Severity::High,
+            tag: "row remap failed".into(),
             text: "a row remap failed: no spare row was left".into(),
             action: XidAction::Rma,
         });
@@ -107,6 +113,7 @@ fn memory_issues(track: &HealthTrack) -> Vec<Issue> {
     if read.pending {
         out.push(Issue {
             severity: Severity::Warn,
+            tag: "remap pending".into(),
             text: "remapped rows wait for a GPU reset to take effect".into(),
             action: XidAction::ResetGpu,
         });
@@ -115,6 +122,7 @@ fn memory_issues(track: &HealthTrack) -> Vec<Issue> {
         let total = read.corrected.unwrap_or(rise);
         out.push(Issue {
             severity: Severity::Warn,
+            tag: format!("+{rise} corrected ECC errors"),
             text: format!(
                 "corrected ECC errors rising: +{rise} in the last {:.0} min ({total} since the driver loaded)",
                 (span / 60.0).clamp(1.0, RISING_SPAN_S / 60.0)

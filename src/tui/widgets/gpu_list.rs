@@ -1,6 +1,7 @@
-//! One compact row per GPU: name, utilization sparkline and its 2 s mean, memory, power,
-//! temperature, and its verdict in the style of its severity (with the share of time lost where
-//! there is room).
+//! One compact row per GPU: a health mark beside its index (`✗` a fault: an XID, uncorrectable
+//! errors, a failed remap; `!` a health warning: a remap waiting for a reset, corrected errors
+//! rising), name, utilization sparkline and its 2 s mean, memory, power, temperature, and its
+//! verdict in the style of its severity (with the share of time lost where there is room).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -8,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Widget};
 
-use crate::engine::{GpuSnapshot, Snapshot};
+use crate::engine::{GpuSnapshot, HealthState, Snapshot};
 use crate::tui::diagnosis;
 use crate::tui::format;
 use crate::tui::theme::{ChartMetric, Theme};
@@ -80,8 +81,9 @@ impl GpuList<'_> {
         let m = &g.current;
         let name_w = cols.name_w;
         let prefix = format!(
-            "{} {:>2} {:<name_w$} ",
+            "{}{}{:>2} {:<name_w$} ",
             if selected { "▶" } else { " " },
+            health_mark(g).0,
             g.info.index,
             format::truncate(short_name(&g.info.name), name_w)
         );
@@ -154,6 +156,14 @@ impl GpuList<'_> {
             }
         };
         put(buf, &mut x, &prefix, t.text());
+        let (mark, sick) = health_mark(g);
+        if sick.is_some() && row.width > 2 {
+            let style = match sick {
+                Some(HealthState::Fault) => t.bad(),
+                _ => t.warn(),
+            };
+            buf.set_string(row.x + 1, y, mark.to_string(), base.patch(style));
+        }
         if spark_w >= 4 {
             let span = TimeSpan {
                 end: self.snapshot.t,
@@ -186,6 +196,15 @@ impl GpuList<'_> {
         put(buf, &mut x, &power, t.text());
         put(buf, &mut x, &temp, t.text());
         put(buf, &mut x, &verdict, verdict_style);
+    }
+}
+
+/// The mark beside a GPU's index, and the health it stands for when it is not a blank.
+fn health_mark(g: &GpuSnapshot) -> (char, Option<HealthState>) {
+    match g.health_state() {
+        HealthState::Fault => ('✗', Some(HealthState::Fault)),
+        HealthState::Warn => ('!', Some(HealthState::Warn)),
+        _ => (' ', None),
     }
 }
 
