@@ -156,14 +156,7 @@ impl GpuList<'_> {
             }
         };
         put(buf, &mut x, &prefix, t.text());
-        let (mark, sick) = health_mark(g);
-        if sick.is_some() && row.width > 2 {
-            let style = match sick {
-                Some(HealthState::Fault) => t.bad(),
-                _ => t.warn(),
-            };
-            buf.set_string(row.x + 1, y, mark.to_string(), base.patch(style));
-        }
+        self.draw_mark(g, row, base, buf);
         if spark_w >= 4 {
             let span = TimeSpan {
                 end: self.snapshot.t,
@@ -196,6 +189,21 @@ impl GpuList<'_> {
         put(buf, &mut x, &power, t.text());
         put(buf, &mut x, &temp, t.text());
         put(buf, &mut x, &verdict, verdict_style);
+    }
+}
+
+impl GpuList<'_> {
+    /// The health mark of a sick GPU, in the style of its health, over the prefix's blank.
+    fn draw_mark(&self, g: &GpuSnapshot, row: Rect, base: Style, buf: &mut Buffer) {
+        let (mark, sick) = health_mark(g);
+        let Some(state) = sick.filter(|_| row.width > 2) else {
+            return;
+        };
+        let style = match state {
+            HealthState::Fault => self.theme.bad(),
+            _ => self.theme.warn(),
+        };
+        buf.set_string(row.x + 1, row.y, mark.to_string(), base.patch(style));
     }
 }
 
