@@ -40,7 +40,7 @@ pub use gpulse::ledger::Prices;
 pub use gpulse::model::{
     throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuHealth, GpuProcess, GpuReading,
     GpuStatus, HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo,
-    ThrottleReason, UtilSampling, UtilWindow, Vendor,
+    ThrottleReason, UtilSampling, UtilWindow, Vendor, XidWatch,
 };
 pub use gpulse::output::exporter::spawn_server;
 pub use gpulse::output::json::snapshot_doc;
