@@ -1,11 +1,13 @@
 //! The `faulty` scenario through the real engine: each sick GPU's health reaches the snapshot,
-//! the detector names it (`gpu_fault`, `throttled`) with the fix, and the healthy readings stay
-//! absent where the hardware has no such counter.
+//! the detector names it (`gpu_fault`, `throttled`) with the fix, the ledger books what it cost,
+//! recordings keep it, and readings stay absent where the hardware has no such counter.
 
 mod support;
 
 use support::api::{
-    snapshot_doc, snapshot_text, FindingKind, GpuStatus, Scenario, Severity, SimRun, ThrottleReason,
+    analyze, snapshot_doc, snapshot_text, Backend, DetectorConfig, DeviceSampler, FindingKind,
+    GpuStatus, Recorder, RecordingReader, Sample, SampleSource, Scenario, Severity, SimBackend,
+    SimConfig, SimRun, ThrottleReason, T0,
 };
 use support::schema::validate;
 
@@ -184,4 +186,87 @@ fn snapshot_json_carries_health_and_validates() {
         "{text}"
     );
     assert!(text.contains("NVLink 18/18 up"), "{text}");
+}
+
+/// A recording of the faulty scenario keeps the health and the XIDs; `analyze` names the
+/// faults on its timeline and books the job the XID ended.
+#[test]
+fn a_recording_keeps_health_and_analyze_books_the_fault() {
+    let cfg = SimConfig {
+        scenario: Scenario::Faulty,
+        gpus: 4,
+        start: Some(T0),
+        hostname: Some("rec-host".into()),
+        ..Default::default()
+    };
+    let system = SimBackend::new(cfg.clone()).system().clone();
+    let mut devs = SimBackend::devices_for(&cfg);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("faulty.ndjson.zst");
+    let mut rec = Recorder::create(&path, &system, 0.25, true).expect("create");
+    for i in 1..=320 {
+        let t = T0 + f64::from(i) * 0.25;
+        let gpus = devs.iter_mut().map(|d| d.sample(t).unwrap()).collect();
+        rec.write(&Sample {
+            t,
+            gpus,
+            ..Default::default()
+        })
+        .expect("write");
+    }
+    rec.finish().expect("finish");
+
+    let mut reader = RecordingReader::open(&path).expect("open");
+    let mut xids = Vec::new();
+    let mut reads = 0;
+    let mut samples = Vec::new();
+    while let Some(s) = reader.next_sample() {
+        xids.extend(
+            s.gpus
+                .iter()
+                .flat_map(|g| g.xids.iter().map(|x| (g.index, x.xid))),
+        );
+        reads += s.gpus.iter().filter(|g| g.health.is_some()).count();
+        samples.push(s);
+    }
+    assert_eq!(xids, [(1, 63), (0, 79)]);
+    assert!(
+        reads >= 3 * 16,
+        "a read every 5 s on each answering GPU: {reads}"
+    );
+
+    let mut source = RecordingReader::open(&path).expect("open");
+    let report = analyze("faulty", &mut source, &DetectorConfig::default());
+    let g0 = &report.gpus[0];
+    assert!(
+        g0.timeline
+            .iter()
+            .any(|s| s.verdict == FindingKind::GpuFault),
+        "{:?}",
+        g0.timeline
+    );
+    let fault = g0
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::GpuFault)
+        .unwrap();
+    assert!(fault.summary.contains("XID 79"), "{}", fault.summary);
+    assert_eq!(g0.ledger.faults.len(), 1);
+    assert!(
+        g0.ledger.faults[0].lost_gpu_seconds > 40.0,
+        "{:?}",
+        g0.ledger.faults
+    );
+    let g2 = &report.gpus[2];
+    assert!(g2
+        .timeline
+        .iter()
+        .any(|s| s.verdict == FindingKind::Throttled));
+    assert!(
+        g2.ledger.throttle_lost_gpu_seconds["hw_slowdown"] > 20.0,
+        "{:?}",
+        g2.ledger
+    );
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["gpus"][0]["ledger"]["faults"][0]["xid"], 79);
 }
