@@ -129,11 +129,36 @@ impl ThrottleHeld {
 }
 
 /// The driver's throttle counters: nanoseconds each reason has held the clocks since the
-/// driver loaded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// driver loaded. Written as an object of the reasons counted (`{"sw_power_cap": 1200, ...}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ThrottleCounters {
-    #[serde(default)]
-    pub ns: [Option<u64>; 5],
+    ns: [Option<u64>; 5],
+}
+
+impl Serialize for ThrottleCounters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let counted: Vec<(ThrottleReason, u64)> = ThrottleReason::ALL
+            .into_iter()
+            .filter_map(|r| self.get(r).map(|ns| (r, ns)))
+            .collect();
+        let mut map = s.serialize_map(Some(counted.len()))?;
+        for (r, ns) in counted {
+            map.serialize_entry(r.as_str(), &ns)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ThrottleCounters {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = std::collections::BTreeMap::<ThrottleReason, u64>::deserialize(d)?;
+        let mut out = ThrottleCounters::default();
+        for (r, ns) in map {
+            out.set(r, Some(ns));
+        }
+        Ok(out)
+    }
 }
 
 impl ThrottleCounters {
@@ -355,6 +380,16 @@ mod tests {
         };
         assert_eq!(h.uncorrectable(), Some(3));
         assert!(h.pending_repair() && !h.remap_failed());
+    }
+
+    #[test]
+    fn throttle_counters_are_written_by_reason() {
+        let mut c = ThrottleCounters::default();
+        c.set(ThrottleReason::HwThermal, Some(42));
+        c.set(ThrottleReason::SwPowerCap, Some(7));
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(text, r#"{"sw_power_cap":7,"hw_thermal":42}"#);
+        assert_eq!(serde_json::from_str::<ThrottleCounters>(&text).unwrap(), c);
     }
 
     #[test]

@@ -160,19 +160,14 @@ impl HealthReader {
         if self.refused.throttle {
             return Ok(());
         }
-        let ids: Vec<u32> = THROTTLE_FIELDS.iter().map(|(id, _)| *id).collect();
-        let answers = match field_values(d, &ids) {
-            Ok(a) => a,
+        let counters = match throttle_counters(d) {
+            Ok(c) => c,
             Err(e) => {
                 self.refused.throttle = true;
                 return lost_or_absent(&e, "clock event counters");
             }
         };
         let at = Instant::now();
-        let mut counters = ThrottleCounters::default();
-        for ((_, reason), a) in THROTTLE_FIELDS.iter().zip(answers) {
-            counters.set(*reason, a.ok().map(|ns| ns as u64));
-        }
         let mut held = ThrottleHeld::default();
         if let Some((before, old)) = self.throttle_read {
             let span_ns = at.duration_since(before).as_nanos() as f64;
@@ -314,6 +309,17 @@ impl HealthReader {
         self.link_data = Some((at, kib));
         Ok(())
     }
+}
+
+/// The clock event counters now (nanoseconds each reason held the clocks since the driver
+/// loaded; a counter the driver refuses is absent).
+pub fn throttle_counters(d: &Device<'static>) -> Result<ThrottleCounters, NvmlError> {
+    let ids: Vec<u32> = THROTTLE_FIELDS.iter().map(|(id, _)| *id).collect();
+    let mut counters = ThrottleCounters::default();
+    for ((_, reason), a) in THROTTLE_FIELDS.iter().zip(field_values(d, &ids)?) {
+        counters.set(*reason, a.ok().map(|ns| ns as u64));
+    }
+    Ok(counters)
 }
 
 fn ok(a: Option<&FieldAnswer>) -> Option<f64> {
