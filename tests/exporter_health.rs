@@ -65,7 +65,7 @@ fn legacy_names_carry_health_as_dcgm_exporter_writes_it() {
         "",
     );
     assert!(thermal.is_some_and(|ns| ns > 60e9), "{thermal:?}");
-    assert!(text.contains("# TYPE DCGM_FI_DEV_POWER_VIOLATION counter"));
+    assert!(text.contains("# TYPE DCGM_FI_DEV_POWER_VIOLATION gauge"));
     // gpulse's counters.
     let held = value(
         &text,
@@ -134,4 +134,43 @@ fn current_names_use_the_new_names_and_units() {
     let mbps = value(&legacy, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", 3, "").expect("MB/s");
     let bps = value(&text, "DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL", 3, "").expect("B/s");
     assert!((bps - mbps * 1e6).abs() < 1.0);
+}
+
+#[test]
+fn promtool_accepts_the_health_metrics_under_both_namings() {
+    let Some(promtool) = support::net::tool("promtool") else {
+        return;
+    };
+    for names in [DcgmNames::Legacy, DcgmNames::Current] {
+        let text = exposition(names);
+        let mut child = std::process::Command::new(&promtool)
+            .args(["check", "metrics"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run promtool");
+        std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), text.as_bytes())
+            .expect("feed promtool");
+        let out = child.wait_with_output().expect("promtool output");
+        let report = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Exit 1 is a parse error. Exit 3 is lint advice: only DCGM's own names may draw it (the
+        // camelCase labels dcgm-exporter writes; `_NS`, `_COUNTER`, no `_total` in DCGM's field
+        // names); gpulse's own series must pass clean.
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(3)),
+            "{names:?}: {report}"
+        );
+        for line in report.lines().filter(|l| !l.trim().is_empty()) {
+            let dcgm_name = line.starts_with("DCGM_FI_");
+            assert!(
+                dcgm_name || line.contains("label names should be written in 'snake_case'"),
+                "{names:?}: unexpected promtool finding: {line}"
+            );
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //! replays, NVLink, the clock event counters), and gpulse's counters of the time throttling
 //! held the clocks and what it and faults lost.
 //!
-//! Counters are written as the driver counts them, for GPUs that answered the newest tick; the
+//! Counters are written as the driver counts them (as gauges, as dcgm-exporter's names have no
+//! `_total` suffix), for GPUs that answered the newest tick; the
 //! last XID also for a GPU that stopped answering (an XID 79 is why). The last XID reads 0 when
 //! XIDs are watched and none came, and is absent when they are not watched.
 
@@ -13,17 +14,15 @@ use super::{answered, header, num};
 use crate::engine::GpuSnapshot;
 use crate::model::{GpuHealth, ThrottleReason, XidWatch};
 
-/// One health metric: its name under each naming (absent where that naming has none), its
-/// type and help, and how to read it.
+/// One health metric: its name under each naming (absent where that naming has none), its help,
+/// and how to read it. Every DCGM series is written as a gauge, as the device metrics are: the
+/// names have no `_total` suffix, which a Prometheus counter's name needs.
 struct HealthMetric {
     legacy: Option<&'static str>,
     current: Option<&'static str>,
-    kind: &'static str,
     help: &'static str,
     read: fn(&GpuHealth) -> Option<f64>,
 }
-
-const NS: &str = "counter";
 
 fn n(v: Option<u64>) -> Option<f64> {
     v.map(|x| x as f64)
@@ -49,168 +48,144 @@ const HEALTH_METRICS: &[HealthMetric] = &[
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_ECC_CURRENT"),
         current: Some("DCGM_FI_DEV_ECC_MODE"),
-        kind: "gauge",
         help: "ECC mode (1 enabled, 0 disabled).",
         read: |h| flag(h.ecc_enabled),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"),
         current: Some("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"),
-        kind: NS,
         help: "Total number of single-bit volatile ECC errors.",
         read: |h| n(h.ecc.volatile_corrected),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"),
         current: Some("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"),
-        kind: NS,
         help: "Total number of double-bit volatile ECC errors.",
         read: |h| n(h.ecc.volatile_uncorrected),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL"),
         current: Some("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL"),
-        kind: NS,
         help: "Total number of single-bit persistent ECC errors.",
         read: |h| n(h.ecc.aggregate_corrected),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"),
         current: Some("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"),
-        kind: NS,
         help: "Total number of double-bit persistent ECC errors.",
         read: |h| n(h.ecc.aggregate_uncorrected),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_RETIRED_SBE"),
         current: Some("DCGM_FI_DEV_PAGE_RETIRED_SBE_TOTAL"),
-        kind: NS,
         help: "Total number of retired pages due to single-bit errors.",
         read: |h| n(h.retired_pages.and_then(|p| p.single_bit)),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_RETIRED_DBE"),
         current: Some("DCGM_FI_DEV_PAGE_RETIRED_DBE_TOTAL"),
-        kind: NS,
         help: "Total number of retired pages due to double-bit errors.",
         read: |h| n(h.retired_pages.and_then(|p| p.double_bit)),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_RETIRED_PENDING"),
         current: Some("DCGM_FI_DEV_PAGE_RETIRED_PENDING"),
-        kind: "gauge",
         help: "Whether pages wait to be retired (1 yes, 0 no).",
         read: |h| flag(h.retired_pages.and_then(|p| p.pending)),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"),
         current: Some("DCGM_FI_DEV_ROW_REMAP_CORRECTABLE_TOTAL"),
-        kind: NS,
         help: "Number of remapped rows for correctable errors.",
         read: |h| n(h.remapped_rows.and_then(|r| r.correctable)),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"),
         current: Some("DCGM_FI_DEV_ROW_REMAP_UNCORRECTABLE_TOTAL"),
-        kind: NS,
         help: "Number of remapped rows for uncorrectable errors.",
         read: |h| n(h.remapped_rows.and_then(|r| r.uncorrectable)),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_ROW_REMAP_FAILURE"),
         current: Some("DCGM_FI_DEV_ROW_REMAP_FAILED"),
-        kind: "gauge",
         help: "Whether remapping of rows has failed (1 yes, 0 no).",
         read: |h| flag(h.remapped_rows.and_then(|r| r.failed)),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_ROW_REMAP_PENDING"),
         current: Some("DCGM_FI_DEV_ROW_REMAP_PENDING"),
-        kind: "gauge",
         help: "Whether remapped rows wait for a GPU reset (1 yes, 0 no).",
         read: |h| flag(h.remapped_rows.and_then(|r| r.pending)),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_PCIE_REPLAY_COUNTER"),
         current: Some("DCGM_FI_DEV_PCIE_REPLAY_TOTAL"),
-        kind: NS,
         help: "Total number of PCIe retries.",
         read: |h| n(h.pcie_replays),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"),
         current: None,
-        kind: "gauge",
         help: "NVLink data throughput over all links, received and sent (in MB/s).",
         read: |h| h.nvlink_bytes_per_s().map(|b| b / 1e6),
     },
     HealthMetric {
         legacy: None,
         current: Some("DCGM_FI_DEV_NVLINK_THROUGHPUT_TOTAL"),
-        kind: "gauge",
         help: "NVLink data throughput over all links, received and sent (in B/s).",
         read: |h| h.nvlink_bytes_per_s(),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"),
         current: Some("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_TOTAL"),
-        kind: NS,
         help: "Total number of NVLink flow-control CRC errors.",
         read: |h| links(h, |l| l.crc_flit_errors),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"),
         current: Some("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_TOTAL"),
-        kind: NS,
         help: "Total number of NVLink data CRC errors.",
         read: |h| links(h, |l| l.crc_data_errors),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"),
         current: Some("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_TOTAL"),
-        kind: NS,
         help: "Total number of NVLink retries.",
         read: |h| links(h, |l| l.replay_errors),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"),
         current: Some("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_TOTAL"),
-        kind: NS,
         help: "Total number of NVLink recovery errors.",
         read: |h| links(h, |l| l.recovery_errors),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_POWER_VIOLATION"),
         current: None,
-        kind: NS,
         help: "Throttling duration due to power constraints (in ns).",
         read: |h| held_ns(h, ThrottleReason::SwPowerCap),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP_NS"),
         current: Some("DCGM_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP_NS"),
-        kind: NS,
         help: "Time the clocks were held to stay within the power limit (in ns).",
         read: |h| held_ns(h, ThrottleReason::SwPowerCap),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN_NS"),
         current: Some("DCGM_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN_NS"),
-        kind: NS,
         help: "Time the clocks were held to keep GPU and memory below their operating temperature (in ns).",
         read: |h| held_ns(h, ThrottleReason::SwThermal),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN_NS"),
         current: Some("DCGM_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN_NS"),
-        kind: NS,
         help: "Time the clocks were cut because the temperature was too high (in ns).",
         read: |h| held_ns(h, ThrottleReason::HwThermal),
     },
     HealthMetric {
         legacy: Some("DCGM_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN_NS"),
         current: Some("DCGM_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN_NS"),
-        kind: NS,
         help: "Time the clocks were cut by the external power brake (in ns).",
         read: |h| held_ns(h, ThrottleReason::HwPowerBrake),
     },
@@ -261,7 +236,6 @@ pub(super) fn render(out: &mut String, gpus: &[(&GpuSnapshot, String)], names: D
     write_family(
         out,
         xid_name,
-        "gauge",
         "Value of the last XID error encountered (0: none since watching began).",
         &xids,
     );
@@ -277,16 +251,16 @@ pub(super) fn render(out: &mut String, gpus: &[(&GpuSnapshot, String)], names: D
             .filter(|(g, _)| answered(g))
             .filter_map(|(g, l)| g.health.as_ref().and_then(m.read).map(|v| (l, v)))
             .collect();
-        write_family(out, name, m.kind, m.help, &values);
+        write_family(out, name, m.help, &values);
     }
     ledger_counters(out, gpus);
 }
 
-fn write_family(out: &mut String, name: &str, kind: &str, help: &str, values: &[(&String, f64)]) {
+fn write_family(out: &mut String, name: &str, help: &str, values: &[(&String, f64)]) {
     if values.is_empty() {
         return;
     }
-    header(out, name, kind, help);
+    header(out, name, "gauge", help);
     for (l, v) in values {
         let _ = writeln!(out, "{name}{{{l}}} {}", num(*v));
     }
