@@ -75,6 +75,7 @@ impl GpuState {
             self.window.fill_missed_burst(h, fresh, cfg);
         }
         self.job.observe(h, cfg);
+        self.health.watch_throttle(h);
         if let Some(m) = h.ticks.last().filter(|tk| tk.ok).map(|tk| &tk.metrics) {
             if let (Some(u), Some(p)) = (m.util_gpu, m.power_w) {
                 if u >= cfg.busy_util && self.busy_power_w.is_none_or(|b| p > b) {

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use super::Detector;
+use crate::history::{GpuHistory, TickMetrics};
 use crate::model::{GpuHealth, UnixTime, XidEvent};
 
 /// XIDs kept per GPU (the newest).
@@ -36,6 +37,11 @@ pub struct HealthTrack {
     pub rows_uncorrectable_first: Option<u64>,
     /// Corrected-error counts of the last [`RISING_SPAN_S`], oldest first.
     corrected: VecDeque<(UnixTime, u64)>,
+    /// The newest tick at which a serious reason held the clocks (its bit set or its counter
+    /// above 0): the throttle rule reads its window only when a reason held them within it.
+    pub serious_throttle_at: Option<UnixTime>,
+    /// The history's count of ticks pushed, and its newest tick's time, at the last look.
+    throttle_seen: Option<(u64, UnixTime)>,
 }
 
 impl HealthTrack {
@@ -74,6 +80,40 @@ impl HealthTrack {
             }
         }
         self.latest = Some(read);
+    }
+
+    /// Look at the ticks of `h` added since the last look for a serious reason holding the
+    /// clocks.
+    pub fn watch_throttle(&mut self, h: &GpuHistory) {
+        let Some(last) = h.ticks.last() else {
+            return;
+        };
+        let pushed = h.ticks.pushed();
+        // Another history, or time went back (a recording read again): look at every tick.
+        if self
+            .throttle_seen
+            .is_some_and(|(n, t)| pushed < n || last.t < t)
+        {
+            self.throttle_seen = None;
+            self.serious_throttle_at = None;
+        }
+        let new = pushed - self.throttle_seen.map_or(0, |(n, _)| n);
+        self.throttle_seen = Some((pushed, last.t));
+        let held = |tk: &TickMetrics| tk.metrics.throttle_held.any_serious(tk.metrics.throttle);
+        // One new tick at each look (a plain check, no walk back).
+        let found = if new == 1 {
+            held(last).then_some(last.t)
+        } else {
+            let new = usize::try_from(new).unwrap_or(usize::MAX);
+            h.ticks
+                .iter_rev()
+                .take(new)
+                .find(|tk| held(tk))
+                .map(|tk| tk.t)
+        };
+        if found.is_some() {
+            self.serious_throttle_at = found;
+        }
     }
 
     /// Corrected errors added over the counts kept (the last [`RISING_SPAN_S`]) and the span
@@ -165,5 +205,41 @@ mod tests {
         h.note(None, &xids);
         assert_eq!(h.xids.len(), MAX_XIDS);
         assert_eq!(h.xids[0].t, 8.0);
+    }
+
+    #[test]
+    fn a_serious_reason_is_noted_at_the_newest_tick_it_held() {
+        use crate::model::{throttle, Metrics, ThrottleReason};
+        let tick = |t: f64, bits: u64, thermal: f32| {
+            let mut m = Metrics {
+                throttle: Some(bits),
+                ..Default::default()
+            };
+            m.throttle_held
+                .set(ThrottleReason::HwThermal, Some(thermal));
+            TickMetrics {
+                t,
+                ok: true,
+                metrics: m,
+            }
+        };
+        let mut hist = GpuHistory::new(60.0, 0.25);
+        let mut h = HealthTrack::default();
+        hist.ticks.push(tick(0.0, throttle::SW_POWER_CAP, 0.0));
+        h.watch_throttle(&hist);
+        assert_eq!(h.serious_throttle_at, None);
+        // A counter above 0, then a bit; then a tick no reason held.
+        hist.ticks.push(tick(0.25, 0, 0.3));
+        h.watch_throttle(&hist);
+        assert_eq!(h.serious_throttle_at, Some(0.25));
+        hist.ticks.push(tick(0.5, throttle::HW_SLOWDOWN, 0.0));
+        hist.ticks.push(tick(0.75, 0, 0.0));
+        h.watch_throttle(&hist);
+        assert_eq!(h.serious_throttle_at, Some(0.5));
+        // A recording read again from its start.
+        let mut again = GpuHistory::new(60.0, 0.25);
+        again.ticks.push(tick(0.0, 0, 0.0));
+        h.watch_throttle(&again);
+        assert_eq!(h.serious_throttle_at, None);
     }
 }

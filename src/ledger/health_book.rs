@@ -69,6 +69,17 @@ impl ThrottleStep {
     /// The step a tick's readings set, for a GPU whose SM clock tops out at `sm_max`.
     pub fn of(m: &Metrics, sm_max: Option<u32>) -> Self {
         let mut step = ThrottleStep::default();
+        // No counter, and bits that say no reason held the clocks (most ticks): each at 0.
+        if m.throttle_held.is_empty() {
+            match m.throttle {
+                None => return step,
+                Some(b) if b & ThrottleReason::ALL_BITS == 0 => {
+                    step.held = [Some(0.0); 5];
+                    return step;
+                }
+                Some(_) => {}
+            }
+        }
         // The share of the clock given up, and of the interval a kernel ran.
         let slowdown = match (m.sm_clock_mhz, sm_max) {
             (Some(c), Some(max)) if max > 0 => {

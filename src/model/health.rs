@@ -30,6 +30,13 @@ impl ThrottleReason {
         ThrottleReason::SwThermal,
     ];
 
+    /// The bits of every reason.
+    pub const ALL_BITS: u64 = throttle::SW_POWER_CAP
+        | throttle::HW_SLOWDOWN
+        | throttle::HW_THERMAL_SLOWDOWN
+        | throttle::HW_POWER_BRAKE_SLOWDOWN
+        | throttle::SW_THERMAL_SLOWDOWN;
+
     /// The snake_case name (the exporter's `reason` label).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -112,6 +119,20 @@ impl ThrottleHeld {
             ThrottleReason::HwPowerBrake => self.hw_power_brake = v,
             ThrottleReason::SwThermal => self.sw_thermal = v,
         }
+    }
+
+    /// A serious reason held the clocks: its bit set in `bits`, or its counter above 0.
+    #[inline]
+    pub fn any_serious(&self, bits: Option<u64>) -> bool {
+        bits.is_some_and(|b| b & throttle::SERIOUS != 0)
+            || [
+                self.hw_slowdown,
+                self.hw_thermal,
+                self.hw_power_brake,
+                self.sw_thermal,
+            ]
+            .into_iter()
+            .any(|s| s.is_some_and(|s| s > 0.0))
     }
 
     /// No reason measured.
