@@ -260,7 +260,7 @@ pub struct FleetArgs {
 /// `gpulse analyze FILE...`
 #[derive(Debug, Args, Clone)]
 pub struct AnalyzeArgs {
-    /// Files to analyse: nvidia-smi CSV logs (`nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv -lms 250`)
+    /// Files to analyse (plain, gzip or zstd): gpulse recordings; nvidia-smi CSV logs (`nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv -lms 250`), `nvidia-smi dmon` logs, the plain `nvidia-smi` table logged in a loop, `dcgmi dmon` logs
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
@@ -271,6 +271,10 @@ pub struct AnalyzeArgs {
     /// Column names of a CSV log written with `noheader`, in query order, e.g. `timestamp,index,utilization.gpu`
     #[arg(long, value_delimiter = ',', value_name = "FIELDS")]
     pub fields: Option<Vec<String>>,
+
+    /// The poll interval of a log without clock times, e.g. `5s` for `nvidia-smi dmon -d 5`, `250ms` for `dcgmi dmon -d 250` (default: 1 s, both tools' default)
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub interval: Option<f64>,
 }
 
 #[derive(Debug, Subcommand, Clone, Copy)]

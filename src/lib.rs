@@ -6,6 +6,8 @@
 
 pub mod analyze;
 pub mod backend;
+pub mod capped_read;
+pub mod cert_validity;
 pub mod cli;
 pub mod clock;
 pub mod commands;

@@ -15,7 +15,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // A stderr nobody reads any more loses the message; it is no reason to panic.
-            let _ = writeln!(std::io::stderr(), "gpulse: {e:#}");
+            // Its causes quote files and servers: their escapes are shown, not obeyed.
+            let text = gpulse::printable::lines(&format!("{e:#}"));
+            let _ = writeln!(std::io::stderr(), "gpulse: {text}");
             ExitCode::from(1)
         }
     }

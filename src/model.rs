@@ -7,12 +7,16 @@ use serde::{Deserialize, Serialize};
 
 mod finding;
 mod health;
+mod job;
+mod mig;
 mod xid;
 pub use finding::{Evidence, Finding, FindingKind, Severity, Watch};
 pub use health::{
     EccCounts, GpuHealth, NvLinkHealth, RemappedRows, RetiredPages, ThrottleCounters, ThrottleHeld,
     ThrottleReason, XidEvent, XidWatch,
 };
+pub use job::{Job, JobKind, Runtime};
+pub use mig::{profile_from_name, MigReading};
 pub use xid::{xid_info, XidAction, XidInfo};
 
 /// Seconds since the Unix epoch, as a float (the clock every source is mapped onto).
@@ -250,6 +254,17 @@ pub struct GpuProcess {
     /// Host processes started by this one (DataLoader workers are children of the training process).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<HostProcess>,
+    /// The pod, container or Slurm job the process belongs to, where the node tells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<Job>,
+    /// What can be said of the job where it cannot be read (a process outside this container).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_note: Option<String>,
+    /// The MIG GPU and compute instance the process runs in (MIG mode only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_instance_id: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_instance_id: Option<u32>,
     /// When the process (at its PID here) started, in clock ticks after boot: with the PID it
     /// names one process, so a signal is never sent to another that reused the PID. Known only
     /// for this machine's processes; not written out (it means nothing elsewhere).
@@ -300,6 +315,9 @@ pub struct GpuReading {
     /// XID events that arrived since the previous tick, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub xids: Vec<XidEvent>,
+    /// The GPU's MIG instances, in MIG mode (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mig: Vec<MigReading>,
 }
 
 impl GpuReading {

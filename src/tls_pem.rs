@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use crate::{capped_read, printable};
+
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
@@ -16,14 +18,15 @@ pub struct PemError {
 
 fn pem_error(path: &Path, reason: impl std::fmt::Display) -> PemError {
     PemError {
-        path: path.display().to_string(),
+        path: printable::path(path),
         reason: reason.to_string(),
     }
 }
 
 /// Every certificate in a PEM file, in order (a chain: the leaf first); at least one.
 pub fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, PemError> {
-    let bytes = std::fs::read(path).map_err(|e| pem_error(path, e))?;
+    let bytes = capped_read::read(path, capped_read::PEM_MAX, "a PEM file")
+        .map_err(|e| pem_error(path, e))?;
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| pem_error(path, format!("not a PEM certificate file ({e})")))?;
@@ -38,7 +41,8 @@ pub fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, PemErro
 
 /// The private key in a PEM file (PKCS#8, PKCS#1 or SEC1).
 pub fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, PemError> {
-    let bytes = std::fs::read(path).map_err(|e| pem_error(path, e))?;
+    let bytes = capped_read::read(path, capped_read::PEM_MAX, "a PEM file")
+        .map_err(|e| pem_error(path, e))?;
     PrivateKeyDer::from_pem_slice(&bytes).map_err(|e| {
         pem_error(
             path,

@@ -155,6 +155,24 @@ fn gpulse_record_output_is_read_back_by_analyze() {
     );
 }
 
+/// A recording compressed with gzip reads as the zstd one it was made from.
+#[test]
+fn a_gzip_recording_reads_as_its_zstd_original() {
+    let original = recording(BUFFER_READ_EVERY_2S);
+    let plain = zstd::decode_all(std::fs::File::open(&original).expect("opens")).expect("zstd");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("recording.ndjson.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&plain).expect("gzip");
+    std::fs::write(&path, enc.finish().expect("gzip")).expect("write");
+    let (a, b) = (json(&original), json(&path));
+    assert_eq!(a["samples"], b["samples"]);
+    assert_eq!(verdicts(&a), verdicts(&b));
+    assert!(b["source"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("gpulse recording")));
+}
+
 #[test]
 fn a_damaged_recording_is_analysed_up_to_the_damage_with_warnings_naming_the_lines() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -229,18 +247,30 @@ fn the_real_h200_recordings_give_their_verdicts_with_gpm_evidence() {
 }
 
 #[test]
-fn a_compressed_file_that_is_not_a_recording_is_an_error_naming_it() {
+fn a_compressed_log_is_read_and_a_compressed_file_of_neither_kind_is_an_error_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("log.csv.zst");
     let csv = b"timestamp, utilization.gpu [%]\n2026/12/02 10:00:00.000, 5 %\n";
     std::fs::write(&path, zstd::encode_all(&csv[..], 3).expect("zstd")).expect("write");
     gpulse()
-        .arg("analyze")
+        .args(["analyze", "--json"])
         .arg(&path)
         .assert()
+        .success()
+        .stdout(predicate::str::contains("\"samples\":1"));
+    let junk = dir.path().join("junk.zst");
+    std::fs::write(
+        &junk,
+        zstd::encode_all(&b"\x01\x02 not a log\n"[..], 3).expect("zstd"),
+    )
+    .expect("write");
+    gpulse()
+        .arg("analyze")
+        .arg(&junk)
+        .assert()
         .code(1)
-        .stderr(predicate::str::contains("log.csv.zst"))
-        .stderr(predicate::str::contains("not a gpulse recording"));
+        .stderr(predicate::str::contains("junk.zst"))
+        .stderr(predicate::str::contains("not a header"));
 }
 
 /// A job whose workers sleep 8 ms per sample, recorded with the driver's sample buffer read every

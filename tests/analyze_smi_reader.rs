@@ -6,7 +6,7 @@ use std::io::Cursor;
 use std::path::Path;
 
 use proptest::prelude::*;
-use support::api::{throttle, Sample, SampleSource, SmiCsvSource};
+use support::api::{read_log, throttle, LogOptions, Sample, SampleSource, SmiCsvSource};
 
 fn read(text: &[u8], fields: Option<&[String]>) -> Result<(SmiCsvSource, Vec<Sample>), String> {
     let mut src = SmiCsvSource::from_reader(
@@ -96,6 +96,47 @@ fn headerless_needs_fields_and_reads_with_them() {
     assert!(e.contains("utilization.gpu"), "{e}");
 }
 
+/// Rows without a GPU identity whose times show no poll (long gaps at no fixed count of rows)
+/// are refused with the query that logs an index, never read as one GPU.
+#[test]
+fn rows_without_identity_whose_polls_cannot_be_told_apart_are_refused() {
+    std::env::set_var("TZ", "UTC");
+    let mut text = String::from("timestamp, utilization.gpu [%]\n");
+    let mut ms = 0u64;
+    for i in 0..300u64 {
+        ms += if i % 5 == 0 || i % 7 == 0 { 250 } else { 2 };
+        text.push_str(&format!(
+            "2026/12/02 13:{:02}:{:02}.{:03}, 50 %\n",
+            ms / 60_000,
+            ms / 1000 % 60,
+            ms % 1000
+        ));
+    }
+    let e = read(text.as_bytes(), None).expect_err("ambiguous");
+    assert!(e.contains("no GPU identity"), "{e}");
+    assert!(e.contains("--query-gpu=timestamp,index,"), "{e}");
+}
+
+/// Any input under the first line of each format is read or refused, never a panic.
+fn read_any(text: &[u8]) {
+    let reader = Box::new(Cursor::new(text.to_vec()));
+    if let Ok(mut src) = read_log(
+        std::path::Path::new("mem.log"),
+        reader,
+        &LogOptions::default(),
+    ) {
+        while let Some(s) = src.next_sample() {
+            for g in &s.gpus {
+                assert!(g
+                    .metrics
+                    .util_gpu
+                    .is_none_or(|u| (0.0..=100.0).contains(&u)));
+            }
+        }
+        let _ = src.warnings();
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -132,5 +173,38 @@ proptest! {
             }
             let _ = src.warnings();
         }
+    }
+
+    #[test]
+    fn garbled_lines_under_each_format_never_panic(
+        first in prop_oneof![
+            Just("# gpu   pwr gtemp mtemp    sm   mem   enc   dec  mclk  pclk"),
+            Just("#Date       Time        gpu   pwr    sm"),
+            Just("#Time        gpu    sm"),
+            Just("#Entity   GPUTL     SMACT"),
+            Just("Tue Oct 29 19:00:23 2024"),
+            Just("timestamp, utilization.gpu [%]"),
+        ],
+        lines in proptest::collection::vec(
+            prop_oneof![
+                "[0-9 :.,%|/A-Za-z#\\[\\]-]{0,90}",
+                Just("    0   250    45     -    92     1     0     0  2619  1980".to_string()),
+                Just(" 20261202   23:59:59      0   250    92".to_string()),
+                Just(" 23:59:59      1    92".to_string()),
+                Just("GPU 0     95        0.5".to_string()),
+                Just("|   0  NVIDIA H200                    On  |   00000000:4A:00.0 Off |      0 |".to_string()),
+                Just("| N/A   53C    P0            305W /  700W |   11948MiB / 143771MiB |     93%      Default |".to_string()),
+                Just("Tue Oct 29 19:00:24 2024".to_string()),
+                Just("2026/12/02 13:00:00.000, 50 %".to_string()),
+            ],
+            0..60,
+        )
+    ) {
+        let mut text = format!("{first}\n");
+        for l in &lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        read_any(text.as_bytes());
     }
 }

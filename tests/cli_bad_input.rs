@@ -363,3 +363,108 @@ fn counts_of_nothing_are_refused() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// A config or web configuration file that names something endless (or far too large) is an
+/// error saying so, after reading its limit, not the whole of it.
+#[test]
+fn an_endless_config_or_web_config_is_refused_at_its_size_limit() {
+    for (args, what) in [
+        (
+            &["--config", "/dev/zero", "config", "show"][..],
+            "config file",
+        ),
+        (
+            &[
+                "--backend",
+                "sim",
+                "--web.config.file",
+                "/dev/zero",
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+            ][..],
+            "web config file",
+        ),
+    ] {
+        let out = assert_cmd::Command::new(BIN)
+            .env("XDG_CONFIG_HOME", "/nonexistent/gpulse-test-config-home")
+            .args(args)
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .expect("run");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("cannot read {what} '/dev/zero'"))
+                && err.contains("more than 1 MiB"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Strings from recordings and config files reach the terminal as text: a process's command
+/// line in the ledger of a report, a web configuration file's name and its content in an error.
+#[test]
+fn process_names_and_config_paths_are_shown_escaped_on_every_output() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/h200/resnet50-batch-128-loader-3-workers-25ms-per-sample");
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut zstd::Decoder::new(
+            std::fs::File::open(job.join("recording.ndjson.zst")).expect("open"),
+        )
+        .expect("zstd"),
+        &mut text,
+    )
+    .expect("read");
+    let hostile = r#""command":"\u001b]52;c;ZWNobw==\u0007\u001b[2Jpython3 train.py""#;
+    let recording = dir.path().join("rec.ndjson");
+    let replaced = regex_free_replace(&text, "\"command\":\"", "\"", hostile);
+    std::fs::write(&recording, replaced).expect("write");
+    let out = run(&["analyze", recording.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_printable("analyze report", &out.stdout);
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("\\x1b]52;c;ZWNobw==\\x07\\x1b[2Jpython3 train.py"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let web = dir.path().join("web\x1b]0;title\x07.yml");
+    std::fs::write(&web, "tls_server_config: [\x1b[2J\n").expect("write");
+    let out = run(&[
+        "--backend",
+        "sim",
+        "--web.config.file",
+        web.to_str().expect("utf-8"),
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_printable("a bad web config file", &out.stderr);
+    assert!(
+        stderr(&out).contains("web\\x1b]0;title\\x07.yml"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `text` with every span from `start` to the first `end` after it replaced by `with`.
+fn regex_free_replace(text: &str, start: &str, end: &str, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(start) {
+        let from = i + start.len();
+        let Some(j) = rest[from..].find(end) else {
+            break;
+        };
+        out.push_str(&rest[..i]);
+        out.push_str(with);
+        rest = &rest[from + j + end.len()..];
+    }
+    out.push_str(rest);
+    out
+}

@@ -113,6 +113,46 @@ fn replay_shows_its_status_seeks_jumps_to_findings_and_quits() {
     assert_eq!(t.format("#{alternate_on}"), "0");
 }
 
+/// A process that aborts (a failed allocation, a panic while panicking, `kill -ABRT`) or crashes
+/// runs no panic hook and no event loop: the signal handler gives the terminal back, and the
+/// process still dies of the signal.
+#[test]
+fn an_abort_or_a_crash_under_replay_still_restores_the_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("run.ndjson");
+    write_recording(&file);
+    for (signal, number) in [("ABRT", 6), ("SEGV", 11), ("QUIT", 3)] {
+        let t = Tmux::start(120, 40, "", &format!("replay {}", file.display()));
+        t.wait_for("the replay", |s| s.contains("REPLAY run.ndjson"));
+        assert_eq!(t.format("#{alternate_on}"), "1");
+        assert_eq!(t.format("#{mouse_sgr_flag}"), "1", "clicks reported");
+        let pid = t.gpulse_pid();
+        assert!(!pid.is_empty(), "gpulse is running");
+        let killed = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        assert_eq!(t.wait_exit(), 128 + number, "died of SIG{signal}");
+        assert_eq!(
+            t.format("#{alternate_on}"),
+            "0",
+            "SIG{signal}: alternate screen left"
+        );
+        assert_eq!(t.format("#{cursor_flag}"), "1", "SIG{signal}: cursor shown");
+        assert_eq!(
+            t.format("#{mouse_sgr_flag}"),
+            "0",
+            "SIG{signal}: mouse given back"
+        );
+        assert_eq!(
+            t.format("#{mouse_standard_flag}"),
+            "0",
+            "SIG{signal}: mouse given back"
+        );
+    }
+}
+
 #[test]
 fn signal_dialog_in_demo_and_under_readonly_refuses_with_the_reason() {
     let t = Tmux::start(100, 30, "", "demo --seed 1");

@@ -113,6 +113,50 @@ fn curl_over_tls_needs_the_ca_and_the_password_and_plain_http_is_refused() {
     assert_eq!((code, status), (0, 200));
 }
 
+/// A certificate out of date is served (it is what the file names) but warned about at start:
+/// clients refuse it, and the refusal shows only at their end.
+#[test]
+fn a_certificate_expired_or_not_yet_valid_is_warned_about_at_start() {
+    let Some(openssl) = tool("openssl") else {
+        return;
+    };
+    let pki = pki::make(&openssl);
+    let d = pki.dir.path();
+    for (name, start, end, says) in [
+        (
+            "expired",
+            "20200101000000Z",
+            "20200102000000Z",
+            "expired on 2020-01-02 00:00:00 UTC",
+        ),
+        (
+            "future",
+            "20990101000000Z",
+            "20990102000000Z",
+            "is not valid before 2099-01-01 00:00:00 UTC",
+        ),
+    ] {
+        pki.server_cert_dated(&openssl, name, start, end);
+        let web = write(
+            d,
+            &format!("{name}.yml"),
+            &format!("tls_server_config:\n  cert_file: {name}.crt\n  key_file: server.key\n"),
+        );
+        let (mut gpulse, _addr) = start_tls_exporter(&web);
+        let mut stderr = gpulse.0.stderr.take().expect("stderr");
+        let _ = gpulse.0.kill();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).expect("read stderr");
+        assert!(
+            text.contains(&format!(
+                "gpulse: warning: the certificate '{}",
+                d.join(format!("{name}.crt")).display()
+            )) && text.contains(says),
+            "{name}: {text}"
+        );
+    }
+}
+
 #[test]
 fn mutual_tls_refuses_a_client_without_a_certificate_from_the_client_ca() {
     let (Some(openssl), Some(curl_bin)) = (tool("openssl"), tool("curl")) else {

@@ -234,3 +234,24 @@ fn status_line_shows_replay_recording_and_serving() {
     insta::assert_snapshot!("recording_status_120x40", s);
     rec.stop();
 }
+
+/// A process's command line (anything the process chose) reaches the screen as text: its
+/// terminal escapes (a new title, a cleared screen, a clipboard write) never reach the terminal.
+#[test]
+fn a_process_command_holding_terminal_escapes_is_drawn_without_them() {
+    let run = sim(Scenario::Mixed, 2, 30.0);
+    let mut snap = (*run.snapshot()).clone();
+    let hostile = "\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZWNobw==\x07python evil.py";
+    for p in snap.gpus.iter_mut().flat_map(|g| g.processes.iter_mut()) {
+        p.command = Some(hostile.to_string());
+    }
+    let mut a = support::screen::dashboard(Arc::new(snap), true);
+    a.apply(Action::ToggleFocus);
+    let buf = support::screen::draw(&a, 120, 40);
+    let symbols: String = buf.content().iter().map(|c| c.symbol()).collect();
+    assert!(symbols.contains("evil.py"), "the command is drawn");
+    assert!(
+        !symbols.chars().any(char::is_control),
+        "control characters in the screen: {symbols:?}"
+    );
+}

@@ -81,7 +81,10 @@ async fn connection<S>(
                 .get(AUTHORIZATION)
                 .and_then(|v| v.to_str().ok());
             let allowed = match &users {
-                Some(users) => users.allows(header).await,
+                Some(users) => matches!(
+                    users.allows(header).await,
+                    gpulse::output::http_server::auth::AuthCheck::Allowed
+                ),
                 None => true,
             };
             Ok::<_, Infallible>(answer(req.uri().path(), allowed, &snapshots, &cache))

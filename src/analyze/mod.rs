@@ -6,13 +6,14 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+mod piped;
 mod report;
 mod text;
 
 pub use report::{time_lost, verdict_over, GpuReport, GpuStats, Report};
 pub use text::{local_time, render_text, verdict_mark, verdict_strip};
 
-use crate::backend::smi_csv::{SmiCsvError, SmiCsvSource};
+use crate::backend::smi_csv::{open_log, LogOptions, SmiCsvError};
 use crate::backend::{LineCounts, SampleSource};
 use crate::detector::signal::{bin, percentile_hist};
 use crate::detector::{DetectorConfig, FindingEvent};
@@ -42,32 +43,22 @@ pub enum AnalyzeError {
 /// The kinds of file `analyze` tells apart by their first line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileFormat {
-    /// A JSON header line, or a zstd stream: a gpulse recording (`gpulse record`).
+    /// A JSON header line: a gpulse recording (`gpulse record`).
     Recording,
-    /// Anything else is read as an nvidia-smi CSV log.
+    /// Anything else is read as a GPU log (nvidia-smi CSV, dmon or table, `dcgmi dmon`).
     SmiCsv,
 }
 
-/// zstd's frame magic: `gpulse record FILE.zst` writes it; nvidia-smi never does.
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
-
-/// Look at the first bytes (zstd) or the first non-empty line (JSON or CSV) of `path`.
+/// Look at the first non-empty line (JSON or not) of `path`, uncompressed.
 pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
-    let file = std::fs::File::open(path).map_err(|cause| AnalyzeError::Read {
+    let read_err = |cause| AnalyzeError::Read {
         path: path.to_path_buf(),
         cause,
-    })?;
+    };
+    let (reader, _) = crate::backend::input::open_decompressed(path).map_err(read_err)?;
     let mut head = Vec::new();
-    std::io::BufReader::new(file)
-        .take(64 * 1024)
-        .read_to_end(&mut head)
-        .map_err(|cause| AnalyzeError::Read {
-            path: path.to_path_buf(),
-            cause,
-        })?;
-    if head.starts_with(&ZSTD_MAGIC) {
-        return Ok(FileFormat::Recording);
-    }
+    // A damaged compressed stream is reported by the reader that reads it whole.
+    let _ = reader.take(64 * 1024).read_to_end(&mut head);
     let first = head
         .split(|b| *b == b'\n')
         .map(|l| l.trim_ascii())
@@ -78,13 +69,14 @@ pub fn sniff(path: &Path) -> Result<FileFormat, AnalyzeError> {
     })
 }
 
-/// Open the reader for `path`. `fields` names the columns of a headerless CSV log.
+/// Open the reader for `path`, with what a log does not say itself in `options`. Either reader
+/// drops ticks and driver windows whose times are damaged (see [`crate::backend::tick_times`]).
 pub fn open_source(
     path: &Path,
-    fields: Option<&[String]>,
-) -> Result<Box<dyn SampleSource>, AnalyzeError> {
+    options: &LogOptions,
+) -> Result<Box<dyn SampleSource + Send>, AnalyzeError> {
     match sniff(path)? {
-        FileFormat::SmiCsv => Ok(Box::new(SmiCsvSource::open(path, fields)?)),
+        FileFormat::SmiCsv => Ok(open_log(path, options)?),
         FileFormat::Recording => Ok(Box::new(RecordingReader::open(path)?)),
     }
 }
@@ -296,6 +288,21 @@ impl Run {
 /// Run `source` through an engine with `detector` and build the report.
 pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorConfig) -> Report {
     let system = source.system().clone();
+    let mut samples = std::iter::from_fn(|| source.next_sample());
+    let mut report = analyze_samples(file, system, &mut samples, detector);
+    report.assumptions = source.assumptions();
+    report.warnings = source.warnings();
+    report
+}
+
+/// The report of `samples` of the GPUs of `system` (no warnings or assumptions: the caller's
+/// source has them).
+fn analyze_samples(
+    file: &str,
+    system: SystemInfo,
+    samples: &mut dyn Iterator<Item = Sample>,
+    detector: &DetectorConfig,
+) -> Report {
     let config = EngineConfig {
         interval_s: 0.25,
         retention_s: detector.window_s.max(detector.rules_window_s) + 30.0,
@@ -305,7 +312,7 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
     // Only the events, the verdicts and the findings at the end are read.
     engine.without_snapshots();
     let mut run = Run::new(system);
-    while let Some(sample) = source.next_sample() {
+    for sample in samples {
         run.ingest(&mut engine, sample, detector);
     }
     let found = run.findings(&mut engine);
@@ -342,20 +349,35 @@ pub fn analyze(file: &str, source: &mut dyn SampleSource, detector: &DetectorCon
         end: run.end,
         samples: run.samples,
         gpus,
-        warnings: source.warnings(),
+        assumptions: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
-/// Analyse one file by path. A file with no sample, or with more data lines unreadable than
-/// read, is an error: a report of what little was read would pass chance for data.
+/// Analyse one file by path; `fields` names the columns of a headerless CSV log.
 pub fn analyze_path(
     path: &Path,
     fields: Option<&[String]>,
     detector: &DetectorConfig,
 ) -> Result<Report, AnalyzeError> {
+    let options = LogOptions {
+        fields: fields.map(<[String]>::to_vec),
+        interval_s: None,
+    };
+    analyze_file(path, &options, detector)
+}
+
+/// Analyse one file by path, with what a log does not say itself in `options`. A file with no
+/// sample, or with more data lines unreadable than read, is an error: a report of what little
+/// was read would pass chance for data.
+pub fn analyze_file(
+    path: &Path,
+    options: &LogOptions,
+    detector: &DetectorConfig,
+) -> Result<Report, AnalyzeError> {
     let format = sniff(path)?;
-    let mut source = open_source(path, fields)?;
-    let mut report = analyze(&printable::path(path), source.as_mut(), detector);
+    let mut source = open_source(path, options)?;
+    let mut report = piped::analyze_piped(&printable::path(path), source.as_mut(), detector);
     if let Some(counts) = source.line_counts().filter(LineCounts::mostly_unreadable) {
         return Err(AnalyzeError::MostlyUnreadable {
             path: path.to_path_buf(),

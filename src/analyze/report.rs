@@ -54,6 +54,10 @@ pub struct Report {
     /// Samples (ticks) read.
     pub samples: u64,
     pub gpus: Vec<GpuReport>,
+    /// What the reader took to be so without the file saying it (the interval of a log without
+    /// clock times).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<String>,
     pub warnings: Vec<String>,
 }
 

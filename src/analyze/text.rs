@@ -146,6 +146,9 @@ pub fn render_text(r: &Report) -> String {
         r.samples,
         r.source
     );
+    for a in &r.assumptions {
+        let _ = writeln!(o, "  {a}");
+    }
     for g in &r.gpus {
         gpu_text(&mut o, g);
     }

@@ -5,10 +5,12 @@
 //! stall the others or the screen. Recorded sources (replay, nvidia-smi CSV) implement
 //! [`SampleSource`] and are fed through the same engine.
 
+pub mod input;
 pub mod nvml;
 pub mod rocm;
 pub mod sim;
 pub mod smi_csv;
+pub mod tick_times;
 
 use std::fmt;
 
@@ -68,6 +70,11 @@ pub trait SampleSource {
     fn next_sample(&mut self) -> Option<Sample>;
     /// Problems met so far (skipped lines, a cut-off end), each naming where.
     fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// What the source took to be so without the file saying it (a log without clock times:
+    /// the interval assumed), each said in the report.
+    fn assumptions(&self) -> Vec<String> {
         Vec::new()
     }
     /// For a source read from a file: its data lines read so far and those skipped as unreadable.

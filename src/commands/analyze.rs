@@ -4,7 +4,8 @@
 use std::process::ExitCode;
 
 use super::{or_exit, say, settings, write_stdout, CommandResult};
-use crate::analyze::{analyze_path, render_text};
+use crate::analyze::{analyze_file, render_text};
+use crate::backend::smi_csv::LogOptions;
 use crate::cli::{AnalyzeArgs, GlobalArgs};
 use crate::printable;
 
@@ -14,8 +15,12 @@ pub fn run(global: &GlobalArgs, args: &AnalyzeArgs) -> CommandResult {
     let settings = or_exit!(settings(global, false));
     let detector = &settings.engine.detector;
     let mut failed = false;
+    let options = LogOptions {
+        fields: args.fields.clone(),
+        interval_s: args.interval,
+    };
     for path in &args.files {
-        match analyze_path(path, args.fields.as_deref(), detector) {
+        match analyze_file(path, &options, detector) {
             Ok(mut report) => {
                 report.price(&settings.prices);
                 for w in &report.warnings {
@@ -34,7 +39,7 @@ pub fn run(global: &GlobalArgs, args: &AnalyzeArgs) -> CommandResult {
                         }
                     }
                 } else {
-                    render_text(&report)
+                    printable::lines(&render_text(&report))
                 };
                 if !write_stdout(text)? {
                     // The reader has gone: nobody reads the rest.

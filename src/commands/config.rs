@@ -43,8 +43,11 @@ fn check_files(file: &ConfigFile, path: &Path) -> Result<(), String> {
         .as_ref()
         .and_then(|e| e.web_config_file.as_ref())
     {
-        web_config::load(&base.join(web))
+        let security = web_config::load(&base.join(web))
             .map_err(|e| format!("key 'exporter.web_config_file': {e}"))?;
+        for w in &security.warnings {
+            say!("gpulse: warning: key 'exporter.web_config_file': {w}");
+        }
     }
     let Some(fleet) = &file.fleet else {
         return Ok(());

@@ -27,7 +27,7 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> CommandResult {
     let text = if args.json {
         format!("{}\n", report.to_json())
     } else {
-        report.to_text()
+        crate::printable::lines(&report.to_text())
     };
     write_stdout(text)?;
     Ok(ExitCode::from(report.exit_code()))

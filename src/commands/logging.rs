@@ -106,8 +106,11 @@ where
         if *meta.level() >= Level::DEBUG {
             write!(writer, "{}: ", meta.target())?;
         }
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer)
+        // The fields quote servers, files and processes: formatted apart, their escapes shown.
+        let mut fields = String::new();
+        ctx.field_format()
+            .format_fields(Writer::new(&mut fields), event)?;
+        writeln!(writer, "{}", crate::printable::lines(&fields))
     }
 }
 

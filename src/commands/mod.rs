@@ -57,7 +57,8 @@ pub fn start_live(settings: &Settings, command: Option<&str>) -> Result<Live, Ex
         say!("{e}\n{}", no_gpu_hint(command));
         ExitCode::from(USAGE_ERROR)
     })?;
-    let host = HostProbe::for_backend(&backend.system().backend);
+    let host =
+        HostProbe::for_backend(&backend.system().backend).with_devices(&backend.system().devices);
     Ok(Live::start(backend, settings.engine.clone(), host))
 }
 
@@ -125,11 +126,14 @@ pub fn write_stdout(bytes: impl AsRef<[u8]>) -> anyhow::Result<bool> {
 pub fn serve_options(settings: &Settings) -> Result<ServeOptions, ExitCode> {
     let security = match &settings.web_config_file {
         Some(path) => web_config::load(path).map_err(|e| {
-            eprintln!("gpulse: {e}");
+            say!("gpulse: {e}");
             ExitCode::from(USAGE_ERROR)
         })?,
         None => WebSecurity::default(),
     };
+    for w in &security.warnings {
+        say!("gpulse: warning: {w}");
+    }
     Ok(ServeOptions {
         show: settings.show_filter(),
         names: settings.dcgm_names,
@@ -177,7 +181,9 @@ pub fn patience(settings: &Settings, ticks: u64) -> Duration {
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        // Messages quote files, servers and processes: their escapes are shown, not obeyed.
+        let text = $crate::printable::lines(&format!($($arg)*));
+        let _ = writeln!(std::io::stderr(), "{text}");
     }};
 }
 pub(crate) use say;

@@ -33,7 +33,7 @@ pub fn run(global: &GlobalArgs, as_json: bool) -> CommandResult {
         t.push('\n');
         t
     } else {
-        snapshot_text::render(&s, &show)
+        crate::printable::lines(&snapshot_text::render(&s, &show))
     };
     write_stdout(text)?;
     Ok(ExitCode::SUCCESS)

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use crate::capped_read;
 use crate::ledger::Prices;
 
 use super::{
@@ -11,15 +12,17 @@ use super::{
 
 /// Read and validate a config file.
 pub fn load_file(path: &Path) -> Result<ConfigFile, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|cause| match cause.kind() {
-        std::io::ErrorKind::NotFound => ConfigError::Missing {
-            path: path.to_path_buf(),
+    let text = capped_read::read_text(path, capped_read::CONFIG_MAX, "a config file").map_err(
+        |cause| match cause.kind() {
+            std::io::ErrorKind::NotFound => ConfigError::Missing {
+                path: path.to_path_buf(),
+            },
+            _ => ConfigError::Read {
+                path: path.to_path_buf(),
+                cause,
+            },
         },
-        _ => ConfigError::Read {
-            path: path.to_path_buf(),
-            cause,
-        },
-    })?;
+    )?;
     let file: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::Parse {
         path: path.to_path_buf(),
         report: e.to_string().trim_end().to_string(),

@@ -19,8 +19,13 @@ pub(super) fn raised_text(f: &Finding) -> String {
     } else {
         format!(" [{}]", f.evidence.notes.join("; "))
     };
+    let job = f
+        .evidence
+        .job
+        .as_deref()
+        .map_or_else(String::new, |j| format!("{j}: "));
     format!(
-        "GPU {} {}{lost}{fix} | {}{notes} → {}",
+        "GPU {} {job}{}{lost}{fix} | {}{notes} → {}",
         f.gpu,
         f.kind.title(),
         f.summary,

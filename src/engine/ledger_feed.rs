@@ -1,8 +1,10 @@
 //! Feeding every GPU's ledger from the engine: each tick's readings under what the snapshot
 //! showed, and the ledger as the front ends read it.
 
+use std::sync::Arc;
+
 use crate::ledger::{GpuLedger, TickInput};
-use crate::model::{GpuStatus, Sample};
+use crate::model::{GpuStatus, Metrics, Sample};
 
 use super::Engine;
 
@@ -16,6 +18,31 @@ impl Engine {
                 continue;
             };
             let g = &mut self.gpus[pos];
+            if self.mig.has(reading.index) {
+                // A MIG GPU books its time and energy; its instances book what they lose.
+                let metrics = Metrics {
+                    power_w: reading.metrics.power_w,
+                    energy_j: reading.metrics.energy_j,
+                    ..Default::default()
+                };
+                let input = TickInput {
+                    t: sample.t,
+                    gpu: reading.index,
+                    answering: !matches!(reading.status, GpuStatus::Lost { .. }),
+                    metrics: &metrics,
+                    processes: &[],
+                    verdict: crate::model::FindingKind::Idle,
+                    full_level: None,
+                    findings: &[],
+                    xids: &reading.xids,
+                    sm_clock_max_mhz: None,
+                };
+                self.ledgers[pos].tick(self.mig.own_ledger(reading.index), &input);
+                if let Some(l) = self.mig.composed_ledger(reading.index) {
+                    g.ledger = Arc::new(l);
+                }
+                continue;
+            }
             let input = TickInput {
                 t: sample.t,
                 gpu: reading.index,

@@ -16,10 +16,12 @@ use crate::model::{
 mod event_text;
 mod health_line;
 mod ledger_feed;
+mod mig;
 mod snapshot;
 
 use event_text::{cleared_text, raised_text};
 pub use health_line::HealthState;
+pub use mig::MigSnapshot;
 pub use snapshot::{GpuSnapshot, MonitorStats, Snapshot, RECENT_XIDS};
 
 /// The log target of findings raised and cleared: the dashboard's event panel shows them;
@@ -82,6 +84,8 @@ pub struct Engine {
     snapshots: bool,
     /// Buffer for the process IDs of one GPU (no allocation per tick).
     pids: Vec<u32>,
+    /// MIG instances, each judged and booked on its own.
+    mig: mig::MigTracks,
 }
 
 impl Engine {
@@ -102,6 +106,7 @@ impl Engine {
                 ledger: Arc::default(),
                 health: None,
                 xids: Vec::new(),
+                mig: Vec::new(),
             })
             .collect();
         let detector = Detector::new(config.detector.clone(), &system);
@@ -132,6 +137,7 @@ impl Engine {
             next_evidence: f64::MIN,
             snapshots: true,
             pids: Vec::new(),
+            mig: mig::MigTracks::default(),
         }
     }
 
@@ -174,6 +180,7 @@ impl Engine {
         self.take_readings(&sample);
         let histories: Vec<&GpuHistory> = self.gpus.iter().map(|g| &g.history).collect();
         let mut events = self.detector.update(sample.t, &histories);
+        events.extend(self.take_mig(&sample));
         self.update_ledgers(&sample);
         for ev in &mut events {
             self.report_event(ev);
@@ -182,8 +189,44 @@ impl Engine {
             return events;
         }
         self.copy_detector_state(sample.t);
+        self.show_mig_verdicts();
         self.last_sample = Some(Arc::new(sample));
         events
+    }
+
+    /// A MIG GPU's verdict and findings are its instances': the GPU itself reports no
+    /// utilization to judge.
+    fn show_mig_verdicts(&mut self) {
+        for g in self.gpus.iter_mut().filter(|g| !g.mig.is_empty()) {
+            g.findings = g
+                .mig
+                .iter()
+                .flat_map(|m| m.findings.iter().cloned())
+                .collect();
+            g.findings
+                .sort_by_key(|f| (std::cmp::Reverse(f.severity), priority(f.kind)));
+            let named = g
+                .findings
+                .iter()
+                .find(|f| f.severity >= crate::model::Severity::Warn)
+                .map(|f| f.kind);
+            // Without a finding: stalls before a verdict not yet known, before healthy, idle.
+            let order = |v: FindingKind| {
+                let plain = [
+                    FindingKind::Stalling,
+                    FindingKind::Pending,
+                    FindingKind::Healthy,
+                    FindingKind::Idle,
+                ];
+                (priority(v), plain.iter().position(|p| *p == v))
+            };
+            let best = g
+                .mig
+                .iter()
+                .filter_map(|m| m.verdict)
+                .min_by_key(|v| order(*v));
+            g.verdict = named.or(best).unwrap_or(FindingKind::Pending);
+        }
     }
 
     /// Append each GPU's readings of `sample` to its history, keep its status and processes, and
@@ -240,7 +283,11 @@ impl Engine {
             FindingEvent::Raised(f) => {
                 // The evidence the user sees at raise time goes into the event (and its log line).
                 if let Some(g) = self.gpus.iter().find(|g| g.info.index == f.gpu) {
-                    crate::host::annotate_finding(f, &g.processes, &self.host);
+                    if f.evidence.job.is_none() {
+                        crate::host::annotate_finding(f, &g.processes, &self.host);
+                        f.evidence.job =
+                            crate::host::jobs::dominant_job(&g.processes).map(|j| j.label());
+                    }
                 }
                 tracing::warn!(target: FINDINGS_TARGET, "{}", raised_text(f))
             }
@@ -285,6 +332,11 @@ impl Engine {
             } else if !refresh {
                 break;
             }
+            // The job the finding belongs to: the one on the GPU now.
+            let job = crate::host::jobs::dominant_job(&g.processes).map(|j| j.label());
+            for f in &mut g.findings {
+                f.evidence.job = job.clone();
+            }
             // Host evidence (DataLoader workers) for starvation findings.
             for f in g
                 .findings
@@ -295,6 +347,24 @@ impl Engine {
             }
         }
         self.detector_revision = revision;
+    }
+
+    /// Judge and book the MIG instances of every GPU of `sample` that has some.
+    fn take_mig(&mut self, sample: &Sample) -> Vec<FindingEvent> {
+        let mut events = Vec::new();
+        for reading in sample.gpus.iter().filter(|r| !r.mig.is_empty()) {
+            let Some(g) = self.gpus.iter_mut().find(|g| g.info.index == reading.index) else {
+                continue;
+            };
+            events.extend(
+                self.mig
+                    .ingest(sample.t, &g.info, reading, &g.processes, &self.config),
+            );
+            if self.snapshots {
+                g.mig = self.mig.snapshots(reading);
+            }
+        }
+        events
     }
 
     /// An immutable view of the current state.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::mig::MigSnapshot;
 use crate::history::GpuHistory;
 use crate::ledger::GpuLedger;
 use crate::model::{
@@ -30,12 +31,15 @@ pub struct GpuSnapshot {
     pub findings: Vec<Finding>,
     /// Stalls the detector sees on the GPU while it has no finding (not yet one).
     pub watch: Option<Watch>,
-    /// Where the GPU's time and energy went since the engine started (kept in every mode).
+    /// Where the GPU's time and energy went since the engine started (kept in every mode); a
+    /// MIG GPU's holds its instances' at their share.
     pub ledger: Arc<GpuLedger>,
     /// The newest health counters read (they are read on their own period).
     pub health: Option<GpuHealth>,
     /// The XIDs seen since the engine started, oldest first (the newest [`RECENT_XIDS`]).
     pub xids: Vec<XidEvent>,
+    /// The GPU's MIG instances (MIG mode only).
+    pub mig: Vec<MigSnapshot>,
 }
 
 /// XIDs a snapshot keeps per GPU.

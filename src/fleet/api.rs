@@ -7,14 +7,18 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::time::Duration;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use thiserror::Error;
 
+use super::answer_limits::{self, AnswerLimits, Counted, Counts, KeptLabels, KeptWarnings, Stop};
 use super::http_client::{encode_query_value, Endpoint, HttpClient, HttpError};
 use super::http_options::ClientOptions;
+use crate::printable;
 
 /// One time series: its labels and its points `(unix seconds, value)`, oldest first.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,34 +79,71 @@ pub enum ApiError {
         url: String,
         reason: &'static str,
     },
+    #[error("Prometheus's answer holds {what}, more than one answer may; ask about fewer series (a narrower match) or a shorter range")]
+    TooLarge { what: String },
+    /// The deadline passed while the answer was parsed (the client names the server and the
+    /// timeout).
+    #[error("the answer was not read within the deadline")]
+    Deadline,
     /// A fault in gpulse itself while asking (a bug): reported, never fatal.
     #[error("internal error: {0}")]
     Internal(String),
 }
 
-/// Parse a Prometheus API answer body (with its HTTP status for messages).
+/// Parse a Prometheus API answer body (with its HTTP status for messages), within the default
+/// [`AnswerLimits`].
 pub fn parse_answer(status: u16, body: &[u8]) -> Result<Answer, ApiError> {
-    let envelope: Envelope = serde_json::from_slice(body).map_err(|e| {
-        if body.first().is_some_and(|b| *b == b'{') {
-            ApiError::BadJson {
-                reason: e.to_string(),
+    parse_answer_within(status, body, None, None)
+}
+
+/// [`parse_answer`] by `deadline`, taking what the parsed answer holds from the shared byte
+/// budget `pool` (`(bytes in flight, most)`) until parsing ends.
+pub fn parse_answer_within(
+    status: u16,
+    body: &[u8],
+    deadline: Option<Instant>,
+    pool: Option<(Arc<AtomicUsize>, usize)>,
+) -> Result<Answer, ApiError> {
+    let parsed = answer_limits::within(AnswerLimits::default(), deadline, pool, || {
+        serde_json::from_slice::<Envelope>(body)
+    });
+    // An answer whose parse ended past the deadline is as late as one that did not arrive.
+    let late = deadline.is_some_and(|d| Instant::now() > d);
+    let envelope = match parsed {
+        _ if late => return Err(ApiError::Deadline),
+        Ok(Ok(envelope)) => envelope,
+        Ok(Err(e)) if body.first().is_some_and(|b| *b == b'{') => {
+            return Err(ApiError::BadJson {
+                reason: printable::text(&e.to_string()),
                 snippet: snippet(body),
-            }
-        } else {
-            ApiError::NotPrometheus {
+            })
+        }
+        Ok(Err(_)) => {
+            return Err(ApiError::NotPrometheus {
                 status,
                 url: String::new(),
                 snippet: snippet(body),
-            }
+            })
         }
-    })?;
+        Err(Stop::Limit(what)) => return Err(ApiError::TooLarge { what }),
+        Err(Stop::Deadline) => return Err(ApiError::Deadline),
+    };
     if envelope.status != "success" {
+        let error = envelope
+            .error
+            .map(|e| printable::bytes(e.as_bytes(), 300))
+            .unwrap_or_else(|| {
+                format!(
+                    "status '{}' without an error text",
+                    printable::bytes(envelope.status.as_bytes(), 40)
+                )
+            });
         return Err(ApiError::Query {
             status,
-            error_type: envelope.error_type.unwrap_or_else(|| "unknown".into()),
-            error: envelope
-                .error
-                .unwrap_or_else(|| format!("status '{}' without an error text", envelope.status)),
+            error_type: envelope
+                .error_type
+                .map_or_else(|| "unknown".into(), |t| printable::bytes(t.as_bytes(), 40)),
+            error,
         });
     }
     let Some(data) = envelope.data else {
@@ -111,22 +152,41 @@ pub fn parse_answer(status: u16, body: &[u8]) -> Result<Answer, ApiError> {
             snippet: snippet(body),
         });
     };
-    let (result_type, series) = match data {
+    let (result_type, series) = series_of(data);
+    let mut warnings: Vec<String> = envelope
+        .warnings
+        .kept
+        .iter()
+        .map(|w| printable::text(w))
+        .collect();
+    if envelope.warnings.more > 0 {
+        warnings.push(format!("and {} more warnings", envelope.warnings.more));
+    }
+    Ok(Answer {
+        result_type,
+        series,
+        warnings,
+    })
+}
+
+/// The series of an answer's `data`, whatever its result type.
+fn series_of(data: Data) -> (ResultType, Vec<Series>) {
+    match data {
         Data::Vector(v) => (
             ResultType::Vector,
-            v.into_iter()
+            v.0.into_iter()
                 .map(|s| Series {
-                    labels: s.metric,
+                    labels: s.metric.0,
                     points: vec![(s.value.0, s.value.1 .0)],
                 })
                 .collect(),
         ),
         Data::Matrix(m) => (
             ResultType::Matrix,
-            m.into_iter()
+            m.0.into_iter()
                 .map(|s| Series {
-                    labels: s.metric,
-                    points: s.values.into_iter().map(|p| (p.0, p.1 .0)).collect(),
+                    labels: s.metric.0,
+                    points: s.values.0.into_iter().map(|p| (p.0, p.1 .0)).collect(),
                 })
                 .collect(),
         ),
@@ -138,17 +198,14 @@ pub fn parse_answer(status: u16, body: &[u8]) -> Result<Answer, ApiError> {
             }],
         ),
         Data::String(_) => (ResultType::String, Vec::new()),
-    };
-    Ok(Answer {
-        result_type,
-        series,
-        warnings: envelope.warnings,
-    })
+    }
 }
 
+/// The start of a body for a message: whitespace runs as one space, anything else that is not
+/// plain text escaped.
 fn snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(&body[..body.len().min(160)]);
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    printable::text(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// A Prometheus server's query API.
@@ -207,7 +264,15 @@ impl PromClient {
                 reason,
             });
         }
-        parse_answer(resp.status, &resp.body).map_err(|e| match e {
+        let parsed = parse_answer_within(
+            resp.status,
+            &resp.body,
+            Some(resp.deadline),
+            Some(self.http.budget()),
+        );
+        // The body and its share of the budget go only now: they were counted while parsing.
+        drop(resp);
+        parsed.map_err(|e| match e {
             ApiError::NotPrometheus {
                 status, snippet, ..
             } => ApiError::NotPrometheus {
@@ -215,6 +280,7 @@ impl PromClient {
                 url: format!("{}{}", self.url(), path.split('?').next().unwrap_or(path)),
                 snippet,
             },
+            ApiError::Deadline => ApiError::Http(self.http.timed_out()),
             other => other,
         })
     }
@@ -243,14 +309,14 @@ struct Envelope {
     #[serde(default)]
     error: Option<String>,
     #[serde(default)]
-    warnings: Vec<String>,
+    warnings: KeptWarnings,
 }
 
 #[derive(Deserialize)]
 #[serde(tag = "resultType", content = "result", rename_all = "lowercase")]
 enum Data {
-    Vector(Vec<VectorSeries>),
-    Matrix(Vec<MatrixSeries>),
+    Vector(Counted<VectorSeries>),
+    Matrix(Counted<MatrixSeries>),
     Scalar(Point),
     String(serde::de::IgnoredAny),
 }
@@ -258,16 +324,28 @@ enum Data {
 #[derive(Deserialize)]
 struct VectorSeries {
     #[serde(default)]
-    metric: BTreeMap<String, String>,
+    metric: KeptLabels,
     value: Point,
 }
 
 #[derive(Deserialize)]
 struct MatrixSeries {
     #[serde(default)]
-    metric: BTreeMap<String, String>,
+    metric: KeptLabels,
     #[serde(default)]
-    values: Vec<Point>,
+    values: Counted<Point>,
+}
+
+impl Counts for VectorSeries {
+    const SERIES: bool = true;
+}
+
+impl Counts for MatrixSeries {
+    const SERIES: bool = true;
+}
+
+impl Counts for Point {
+    const SERIES: bool = false;
 }
 
 /// `[1700000000.5, "42"]`.
@@ -338,6 +416,42 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("'x1'"), "{e}");
+    }
+
+    #[test]
+    fn the_deadline_holds_while_an_answer_is_parsed() {
+        let points = vec![r#"[1,"1"]"#; 5000].join(",");
+        let body = format!(
+            r#"{{"status":"success","data":{{"resultType":"matrix","result":[{{"metric":{{}},"values":[{points}]}}]}}}}"#
+        );
+        let past = Instant::now();
+        std::thread::sleep(Duration::from_millis(2));
+        let e = parse_answer_within(200, body.as_bytes(), Some(past), None).unwrap_err();
+        assert!(matches!(e, ApiError::Deadline), "{e}");
+        let a = parse_answer_within(200, body.as_bytes(), None, None).expect("no deadline");
+        assert_eq!(a.series[0].points.len(), 5000);
+    }
+
+    /// A server's words reach the terminal as text: its escapes (a new window title, a
+    /// cleared screen, a clipboard write) are shown, not obeyed.
+    #[test]
+    fn warnings_errors_and_snippets_are_escaped() {
+        let hostile = "\\u001b]0;owned\\u0007\\u001b[2J\\u001b]52;c;ZWNobw==\\u0007";
+        let warned = format!(
+            r#"{{"status":"success","data":{{"resultType":"vector","result":[]}},"warnings":["{hostile}"]}}"#
+        );
+        let a = parse_answer(200, warned.as_bytes()).expect("an answer");
+        let failed = format!(r#"{{"status":"error","errorType":"{hostile}","error":"{hostile}"}}"#);
+        let e = parse_answer(400, failed.as_bytes())
+            .unwrap_err()
+            .to_string();
+        let page = parse_answer(502, b"<html>\x1b]0;owned\x07</html>")
+            .unwrap_err()
+            .to_string();
+        for shown in [&a.warnings[0], &e, &page] {
+            assert!(!shown.chars().any(char::is_control), "{shown:?}");
+            assert!(shown.contains("\\x1b]0;owned\\x07"), "{shown}");
+        }
     }
 
     #[test]

@@ -13,6 +13,16 @@ use crate::model::{DeviceInfo, FindingKind, GpuReading, GpuStatus, Metrics, Samp
 
 use super::model::FleetFinding;
 
+/// The finest scrape interval a detector is run at (the live sampler's own is 0.25 s): samples
+/// closer than this are judged as if this far apart, which bounds the missed scrapes a gap can
+/// need filled.
+pub const MIN_INTERVAL_S: f64 = 0.1;
+
+/// The most raw samples' time an engine keeps: the raw window asked is the detector's window (at
+/// most an hour) and a little more, so samples spanning longer are damaged ones; kept, they
+/// would size the engine's history and the missed scrapes to fill from them.
+pub const MAX_RETENTION_S: f64 = 7200.0;
+
 /// Scrape intervals needed to see one period of a pattern (a dip and a burst, each sampled twice).
 pub const SAMPLES_PER_PERIOD: f64 = 4.0;
 
@@ -100,6 +110,8 @@ pub struct DcgmTracker {
     engine: Engine,
     gpu: u32,
     interval: f64,
+    /// What the engine keeps: older missed scrapes need no filling.
+    retention_s: f64,
     last_t: Option<f64>,
 }
 
@@ -113,7 +125,7 @@ impl DcgmTracker {
         memory_total_bytes: Option<u64>,
         detector: &DetectorConfig,
     ) -> Option<DcgmTracker> {
-        let interval = median_interval(points)?;
+        let interval = median_interval(points)?.max(MIN_INTERVAL_S);
         let span =
             points.last().map(|p| p.0).unwrap_or(0.0) - points.first().map(|p| p.0).unwrap_or(0.0);
         let system = SystemInfo {
@@ -127,11 +139,14 @@ impl DcgmTracker {
             }],
             ..Default::default()
         };
+        let retention_s = (span + 2.0 * interval)
+            .min(MAX_RETENTION_S)
+            .max(detector.window_s);
         let engine = Engine::new(
             system,
             EngineConfig {
                 interval_s: interval,
-                retention_s: (span + 2.0 * interval).max(detector.window_s),
+                retention_s,
                 detector: detector.clone(),
             },
         );
@@ -139,6 +154,7 @@ impl DcgmTracker {
             engine,
             gpu,
             interval,
+            retention_s,
             last_t: None,
         })
     }
@@ -161,8 +177,10 @@ impl DcgmTracker {
                 continue;
             }
             // A gap of more than one interval is a missed scrape: the GPU was not read then.
+            // Only those the engine still keeps are filled, so a gap of any length costs at
+            // most its retention over the interval.
             if let Some(p) = self.last_t {
-                let mut missing = p + interval;
+                let mut missing = (p + interval).max(t - self.retention_s);
                 while t - missing > 0.5 * interval {
                     self.engine.ingest(Sample {
                         t: missing,
@@ -292,6 +310,26 @@ mod tests {
         assert!(n.contains("15 s") && n.contains("~60 s"), "{n}");
         let n = resolution_note(2.5).unwrap();
         assert!(n.contains("2.5 s") && n.contains("~10 s"), "{n}");
+    }
+
+    /// A raw sample 1e10 s ahead (left in by a Prometheus that stores anything) is one more
+    /// tick: the missed scrapes before it are filled only within what the engine keeps.
+    #[test]
+    fn a_sample_far_ahead_fills_no_more_than_the_engine_keeps() {
+        let now = 1_800_000_000.0;
+        let mut points: Vec<(f64, f64)> = (0..100)
+            .map(|i| (now - 100.0 + i as f64, if i % 10 < 5 { 95.0 } else { 20.0 }))
+            .collect();
+        points.push((now + 1e10, 60.0));
+        let detector = DetectorConfig::default();
+        let mut t = DcgmTracker::new(&points, 0, "GPU", "host", None, &detector).expect("tracker");
+        assert!(t.retention_s <= MAX_RETENTION_S);
+        t.feed(&points);
+        let ticks = t.engine.snapshot().seq;
+        assert!(
+            ticks as f64 <= 101.0 + MAX_RETENTION_S / t.interval,
+            "{ticks} ticks fed"
+        );
     }
 
     #[test]

@@ -9,12 +9,13 @@
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use super::endpoint::{encode_query_value, Endpoint, Scheme};
 use super::http_error::tls_hint;
 pub use super::http_error::HttpError;
 use super::http_options::{Auth, ClientOptions, Secret};
+use crate::capped_read;
 
 /// The biggest answer accepted, bytes (a range query over 10,000 GPUs is about 20 MiB).
 pub const MAX_BODY: usize = 48 * 1024 * 1024;
@@ -23,11 +24,15 @@ pub const MAX_BODIES_IN_FLIGHT: usize = 128 * 1024 * 1024;
 /// The biggest response head accepted, bytes.
 const MAX_HEAD: usize = 64 * 1024;
 
-/// A response: status code and body.
-#[derive(Debug, Clone)]
+/// A response: status code and body, the request's deadline, and the body's bytes taken from
+/// the client's budget (given back when the response is dropped).
+#[derive(Debug)]
 pub struct Response {
     pub status: u16,
     pub body: Vec<u8>,
+    /// When the request's time is up: reading the answer counts too.
+    pub deadline: Instant,
+    _held: Reservation,
 }
 
 /// An HTTP client for one Prometheus server: its connection pool, credentials and TLS settings.
@@ -97,6 +102,7 @@ impl HttpClient {
 
     /// GET `path_and_query` (starting with `/`, below the endpoint's prefix).
     pub fn get(&self, path_and_query: &str) -> Result<Response, HttpError> {
+        let deadline = Instant::now() + self.timeout;
         let url = format!("{}{}", self.endpoint.base_url(), path_and_query);
         let mut request = self.agent.get(&url);
         if let Some(auth) = &self.auth {
@@ -104,14 +110,33 @@ impl HttpClient {
         }
         let mut response = request.call().map_err(|e| self.error(e))?;
         let status = response.status().as_u16();
-        let body = self.read_body(response.body_mut())?;
-        Ok(Response { status, body })
+        let (body, held) = self.read_body(response.body_mut())?;
+        Ok(Response {
+            status,
+            body,
+            deadline,
+            _held: held,
+        })
     }
 
-    /// Read a body within the per-answer cap and the client's shared budget.
-    fn read_body(&self, body: &mut ureq::Body) -> Result<Vec<u8>, HttpError> {
+    /// The bytes all answers of this client hold while in flight, and the most they may.
+    pub fn budget(&self) -> (Arc<AtomicUsize>, usize) {
+        (self.in_flight.clone(), MAX_BODIES_IN_FLIGHT)
+    }
+
+    /// The error of a request whose deadline passed.
+    pub fn timed_out(&self) -> HttpError {
+        HttpError::Timeout {
+            addr: self.endpoint.authority(),
+            timeout_s: self.timeout.as_secs_f64(),
+        }
+    }
+
+    /// Read a body within the per-answer cap and the client's shared budget; the body and the
+    /// bytes it holds of the budget.
+    fn read_body(&self, body: &mut ureq::Body) -> Result<(Vec<u8>, Reservation), HttpError> {
         let mut reservation = Reservation {
-            pool: &self.in_flight,
+            pool: self.in_flight.clone(),
             held: 0,
         };
         let too_large = |limit: usize| HttpError::TooLarge {
@@ -132,7 +157,7 @@ impl HttpClient {
                 .read(&mut chunk)
                 .map_err(|e| self.error(ureq::Error::from(e)))?;
             if n == 0 {
-                return Ok(out);
+                return Ok((out, reservation));
             }
             if out.len() + n > MAX_BODY {
                 return Err(too_large(MAX_BODY));
@@ -252,16 +277,19 @@ fn authorization(auth: &Auth) -> Result<Secret, HttpError> {
 
 /// A secret file's content without its trailing newline (as Prometheus reads it).
 pub fn read_secret(what: &'static str, path: &std::path::Path) -> Result<Secret, HttpError> {
-    let text = std::fs::read_to_string(path).map_err(|e| HttpError::Secret {
-        what,
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    let text =
+        capped_read::read_text(path, capped_read::SECRET_MAX, "a secret file").map_err(|e| {
+            HttpError::Secret {
+                what,
+                path: crate::printable::path(path),
+                reason: e.to_string(),
+            }
+        })?;
     let value = text.trim_end_matches(['\r', '\n']);
     if value.is_empty() || value.contains(['\r', '\n']) {
         return Err(HttpError::Secret {
             what,
-            path: path.display().to_string(),
+            path: crate::printable::path(path),
             reason: "it must hold the secret on one line".into(),
         });
     }
@@ -290,13 +318,14 @@ fn base64_encode(bytes: &[u8]) -> String {
     out
 }
 
-/// Bytes of the shared budget held by one body being read; given back when dropped.
-struct Reservation<'a> {
-    pool: &'a AtomicUsize,
+/// Bytes of the shared budget held by one body; given back when dropped.
+#[derive(Debug)]
+struct Reservation {
+    pool: Arc<AtomicUsize>,
     held: usize,
 }
 
-impl Reservation<'_> {
+impl Reservation {
     /// Take `n` more bytes from the budget; `false` when that would exceed it.
     fn grow(&mut self, n: usize) -> bool {
         let taken = self
@@ -311,7 +340,7 @@ impl Reservation<'_> {
     }
 }
 
-impl Drop for Reservation<'_> {
+impl Drop for Reservation {
     fn drop(&mut self) {
         self.pool.fetch_sub(self.held, Ordering::AcqRel);
     }
@@ -339,15 +368,15 @@ mod tests {
 
     #[test]
     fn the_budget_is_shared_and_given_back() {
-        let pool = AtomicUsize::new(0);
+        let pool = Arc::new(AtomicUsize::new(0));
         {
             let mut a = Reservation {
-                pool: &pool,
+                pool: pool.clone(),
                 held: 0,
             };
             assert!(a.grow(MAX_BODIES_IN_FLIGHT - 10));
             let mut b = Reservation {
-                pool: &pool,
+                pool: pool.clone(),
                 held: 0,
             };
             assert!(!b.grow(11));

@@ -7,7 +7,7 @@ use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig, TlsPr
 
 use super::http_error::HttpError;
 use super::http_options::ClientOptions;
-use crate::tls_pem;
+use crate::{capped_read, tls_pem};
 
 /// ureq's TLS settings for these options; an unreadable file is an error naming its key.
 pub fn tls_config(options: &ClientOptions) -> Result<TlsConfig, HttpError> {
@@ -50,14 +50,16 @@ pub fn tls_config(options: &ClientOptions) -> Result<TlsConfig, HttpError> {
 /// as everywhere else.
 fn client_key(path: &std::path::Path) -> Result<PrivateKey<'static>, HttpError> {
     tls_pem::private_key(path).map_err(|e| file_error("tls_config.key_file", e))?;
-    let pem = std::fs::read(path).map_err(|e| HttpError::TlsFile {
-        key: "tls_config.key_file",
-        path: path.display().to_string(),
-        reason: e.to_string(),
+    let pem = capped_read::read(path, capped_read::PEM_MAX, "a PEM file").map_err(|e| {
+        HttpError::TlsFile {
+            key: "tls_config.key_file",
+            path: crate::printable::path(path),
+            reason: e.to_string(),
+        }
     })?;
     PrivateKey::from_pem(&pem).map_err(|e| HttpError::TlsFile {
         key: "tls_config.key_file",
-        path: path.display().to_string(),
+        path: crate::printable::path(path),
         reason: e.to_string(),
     })
 }

@@ -16,10 +16,13 @@
 //! With `--range 24h`, GPUs and hosts are ranked by the GPU time lost over the range instead, the
 //! document carries `"range_s"` and `"hosts":[{"name","lost_gpu_seconds","top_lost_kind"}]`, and
 //! each gpulse GPU `"ledger":{"range_s","gpu_seconds","lost_gpu_seconds","top_lost_kind",
-//! "lost_by_kind":{kind: s},"energy_joules"}`.
+//! "lost_by_kind":{kind: s},"energy_joules"}`, and `"jobs":[{"kind","label","pod","namespace",
+//! "container","slurm_job","lost_gpu_seconds","gpu_seconds","hosts","gpus"}]` ranks pods,
+//! containers and Slurm jobs by the time they lost.
 
 use serde::Serialize;
 
+use super::jobs::JobLost;
 use super::model::{Fleet, FleetGpu, HostLost};
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -34,6 +37,8 @@ struct Document<'a> {
     range_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     hosts: Option<&'a [HostLost]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jobs: Option<&'a [JobLost]>,
     down_targets: &'a [String],
     warnings: &'a [String],
 }
@@ -47,6 +52,7 @@ pub fn to_json(fleet: &Fleet, prometheus: &str, warnings: &[String]) -> serde_js
         gpus: fleet.gpus().collect(),
         range_s: fleet.range_s,
         hosts: fleet.range_s.map(|_| fleet.hosts_by_lost.as_slice()),
+        jobs: fleet.range_s.map(|_| fleet.jobs_by_lost.as_slice()),
         down_targets: &fleet.down_targets,
         warnings,
     })

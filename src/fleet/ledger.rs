@@ -70,15 +70,18 @@ pub fn fetch(client: &PromClient, range_s: f64, now: f64) -> RangeAnswers {
     })
 }
 
-/// Sum each answer's finite values by `(instance, gpu)` and, where asked, by `label`.
+/// Sum each answer's values by `(instance, gpu)` and, where asked, by `label`: those from 0 to
+/// `most` (what one series can have gained over the range; a larger one is not a reading).
 fn sums<'a>(
     answer: &'a Result<Answer, ApiError>,
     label: Option<&str>,
+    most: f64,
 ) -> HashMap<(&'a str, &'a str), BTreeMap<&'a str, f64>> {
     let mut out: HashMap<(&str, &str), BTreeMap<&str, f64>> = HashMap::new();
     for s in answer.iter().flat_map(|a| a.series.iter()) {
-        let (Some(gpu), Some(v)) = (s.label("gpu"), s.last_value().filter(|v| v.is_finite()))
-        else {
+        // `increase` can read a hair below 0 from float error: that is 0.
+        let value = s.last_value().filter(|v| (-1.0..=most).contains(v));
+        let (Some(gpu), Some(v)) = (s.label("gpu"), value) else {
             continue;
         };
         let instance = s.label("instance").unwrap_or_default();
@@ -94,9 +97,12 @@ fn sums<'a>(
 /// Put each GPU's ledger over the range into `fleet`, rank it by lost GPU-seconds, and list the
 /// hosts' totals, most lost first.
 pub fn apply(fleet: &mut Fleet, answers: &RangeAnswers) {
-    let lost = sums(&answers.lost, Some("kind"));
-    let booked = sums(&answers.booked, None);
-    let energy = sums(&answers.energy, None);
+    // A GPU books at most the range's seconds (a little more where `increase` extrapolates),
+    // and draws at most 100 kW.
+    let seconds = answers.range_s * 1.5;
+    let lost = sums(&answers.lost, Some("kind"), seconds);
+    let booked = sums(&answers.booked, None, seconds);
+    let energy = sums(&answers.energy, None, answers.range_s * 100_000.0);
     let total = |m: &BTreeMap<&str, f64>| m.values().sum::<f64>();
     for g in fleet.hosts.iter_mut().flat_map(|h| h.gpus.iter_mut()) {
         let key = (g.instance.as_str(), g.gpu.as_str());

@@ -11,6 +11,7 @@
 //! channel: the last good fleet, when it was fetched, and what went wrong since. Nothing here
 //! touches the terminal.
 
+pub mod answer_limits;
 pub mod api;
 pub mod build;
 pub mod dcgm;
@@ -20,12 +21,14 @@ pub mod http_client;
 pub mod http_error;
 pub mod http_options;
 mod http_tls;
+pub mod jobs;
 pub mod json;
 pub mod ledger;
 pub mod model;
 pub mod queries;
 pub mod rank;
 pub mod refresh;
+pub mod sanity;
 
 use std::time::Duration;
 
@@ -100,19 +103,24 @@ pub fn refresh_once(
     cache: &mut dcgm::DetectorCache,
 ) -> Result<Refresh, FleetError> {
     let grid = queries::Grid::ending_at(now, opts.window_s, opts.points);
-    let results = queries::fetch(client, grid, now, opts.raw_window_s);
+    let mut results = queries::fetch(client, grid, now, opts.raw_window_s);
     if let Some(e) = results.all_failed() {
         return Err(FleetError::Unreachable {
             url: client.url(),
             reason: e.to_string(),
         });
     }
+    let dropped = sanity::clean(&mut results, now);
     let mut fleet = build::build(&results, grid, now, &opts.detector, cache);
     let mut problems = results.problems();
+    problems.extend(dropped);
     if let Some(range_s) = opts.range_s {
         let answers = ledger::fetch(client, range_s, now);
         problems.extend(answers.problems());
         ledger::apply(&mut fleet, &answers);
+        let job_answers = jobs::fetch(client, range_s, now);
+        problems.extend(job_answers.problems());
+        jobs::apply(&mut fleet, &job_answers);
     }
     Ok(Refresh {
         fleet,

@@ -163,6 +163,10 @@ pub struct FleetGpu {
     /// What the GPU lost over `--range` (gpulse exporters only; only with a range).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger: Option<FleetLedger>,
+    /// The pods, containers and Slurm jobs that lost time on the GPU over `--range`, most
+    /// first: `(label, lost GPU-seconds)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs_lost: Vec<(String, f64)>,
     #[serde(skip)]
     pub util: Trace,
     #[serde(skip)]
@@ -228,6 +232,9 @@ pub struct Fleet {
     pub range_s: Option<f64>,
     /// Each host's time lost over the range, most first (empty without a range).
     pub hosts_by_lost: Vec<HostLost>,
+    /// Pods, containers and Slurm jobs by the time they lost over the range, most first (empty
+    /// without a range, or where no exporter labels jobs).
+    pub jobs_by_lost: Vec<super::jobs::JobLost>,
 }
 
 impl Fleet {

@@ -22,6 +22,7 @@
 //!   (the engine calls it every tick); [`loader_evidence`] gives the numbers alone.
 
 pub mod evidence;
+pub mod jobs;
 mod machine;
 pub mod proc_table;
 pub mod process_identity;
@@ -101,15 +102,22 @@ pub struct HostProbe {
     /// When PIDs were last resolved (unresolved ones are retried every [`RESOLVE_RETRY_S`]).
     last_resolve: Option<f64>,
     resolutions: HashMap<u32, Resolution>,
+    /// Whose work each GPU process is (pods, containers, Slurm jobs).
+    jobs: jobs::JobProbe,
+    /// Each GPU's UUID by index (to ask the kubelet which pod holds it).
+    device_uuids: HashMap<u32, String>,
     clock_ticks_per_s: f64,
     page_size: u64,
     epoch: Instant,
 }
 
 impl HostProbe {
-    /// Read the real `/proc`, and look GPU processes up in it.
+    /// Read the real `/proc`, and look GPU processes and their jobs up in it and in the node's
+    /// files.
     pub fn new() -> Self {
-        Self::with_root("/proc")
+        let mut p = Self::with_root("/proc");
+        p.jobs = jobs::JobProbe::new(jobs::JobSources::system());
+        p
     }
 
     /// The probe for a backend by its name (`SystemInfo::backend`): host figures always; process
@@ -121,14 +129,18 @@ impl HostProbe {
         p
     }
 
-    /// Read a procfs tree at `root` (tests use fixture trees).
+    /// Read a procfs tree at `root` (tests use fixture trees); jobs come from its cgroups alone
+    /// (see [`Self::with_node_root`]).
     pub fn with_root(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
         // SAFETY: sysconf only reads a system constant.
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
         // SAFETY: as above.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         HostProbe {
-            root: Some(root.into()),
+            jobs: jobs::JobProbe::new(jobs::JobSources::procfs_only(&root)),
+            device_uuids: HashMap::new(),
+            root: Some(root),
             enrich_processes: true,
             last_cpu: None,
             last_cores: Vec::new(),
@@ -159,6 +171,31 @@ impl HostProbe {
     pub fn with_passwd(mut self, path: impl Into<PathBuf>) -> Self {
         self.users = users::UserNames::passwd_file(path);
         self
+    }
+
+    /// Name jobs from the node's files under `root` (the kubelet's, the runtimes', the
+    /// container's own) besides procfs: a fixture tree in tests.
+    pub fn with_node_root(mut self, root: impl Into<PathBuf>) -> Self {
+        let proc_root = self.root.clone().unwrap_or_else(|| PathBuf::from("/proc"));
+        let mut sources = jobs::JobSources::procfs_only(proc_root);
+        sources.root = Some(root.into());
+        self.jobs = jobs::JobProbe::new(sources);
+        self
+    }
+
+    /// The GPUs' UUIDs, to ask which pod holds each (see [`jobs::JobProbe::outside`]).
+    pub fn with_devices(mut self, devices: &[crate::model::DeviceInfo]) -> Self {
+        self.device_uuids = devices
+            .iter()
+            .filter_map(|d| Some((d.index, d.uuid.clone()?)))
+            .collect();
+        self
+    }
+
+    /// Wait until the job lookups asked so far are answered, at most `timeout` (tests and tools;
+    /// a tick never waits for them).
+    pub fn settle_jobs(&mut self, timeout: std::time::Duration) {
+        self.jobs.settle(timeout);
     }
 
     /// Whether GPU processes are looked up in procfs.
@@ -217,6 +254,8 @@ impl HostProbe {
             for p in &mut gpu.processes {
                 self.enrich(&root, p, uptime);
             }
+            let uuid = self.device_uuids.get(&gpu.index).map(String::as_str);
+            self.jobs.attribute(gpu, uuid);
         }
     }
 
@@ -276,9 +315,11 @@ impl HostProbe {
                 self.last_resolve = Some(now);
             }
             let table = &self.table;
-            self.identities.retain(|(pid, start), _| {
+            let alive = |(pid, start): &(u32, u64)| {
                 table.get(*pid).is_some_and(|e| e.stat.starttime == *start)
-            });
+            };
+            self.identities.retain(|key, _| alive(key));
+            self.jobs.retain(alive);
             self.last_tree = Some(now);
         }
         // Between tree readings the table's last reading stands.

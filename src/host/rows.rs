@@ -16,11 +16,13 @@ pub enum SortKey {
     Cpu,
     Rss,
     Running,
+    /// The pod, container or Slurm job.
+    Job,
     Command,
 }
 
 impl SortKey {
-    pub const ALL: [SortKey; 9] = [
+    pub const ALL: [SortKey; 10] = [
         SortKey::Pid,
         SortKey::User,
         SortKey::GpuMemory,
@@ -29,6 +31,7 @@ impl SortKey {
         SortKey::Cpu,
         SortKey::Rss,
         SortKey::Running,
+        SortKey::Job,
         SortKey::Command,
     ];
 
@@ -43,6 +46,7 @@ impl SortKey {
             SortKey::Cpu => "CPU%",
             SortKey::Rss => "RSS",
             SortKey::Running => "TIME",
+            SortKey::Job => "JOB",
             SortKey::Command => "COMMAND",
         }
     }
@@ -60,7 +64,8 @@ pub struct ProcessView {
     pub sort: SortKey,
     /// Largest first (the natural order for numbers); `false` for ascending.
     pub descending: bool,
-    /// Case-insensitive text matched against PID, user and command. Empty: no filter.
+    /// Case-insensitive text matched against PID, user, job and command; after `job:`, against
+    /// the job alone (`job:ml-team`, `job:slurm`). Empty: no filter.
     pub filter: String,
     /// Show each GPU process's descendants under it.
     pub tree: bool,
@@ -89,6 +94,8 @@ pub struct ProcessRow {
     /// The command, or "pid N (not visible here)" for an unresolved process.
     pub command: String,
     pub resolved: bool,
+    /// The process's job in words (`pod train-7f9c/ml-team`); a child row has its parent's.
+    pub job: Option<String>,
 }
 
 /// Words for a kernel state letter: "running", "sleeping", "disk wait", ...
@@ -125,11 +132,24 @@ fn gpu_row(gpu: u32, p: &GpuProcess) -> ProcessRow {
             (None, true) => String::new(),
         },
         resolved: p.resolved,
+        job: p.job.as_ref().map(|j| j.label()),
     }
 }
 
+/// The prefix that filters by job alone.
+pub const JOB_FILTER: &str = "job:";
+
 fn matches(row: &ProcessRow, needle: &str) -> bool {
+    let job = |n: &str| {
+        row.job
+            .as_deref()
+            .is_some_and(|j| j.to_lowercase().contains(n))
+    };
+    if let Some(n) = needle.strip_prefix(JOB_FILTER) {
+        return job(n.trim());
+    }
     needle.is_empty()
+        || job(needle)
         || row.pid.to_string().contains(needle)
         || row
             .user
@@ -157,6 +177,7 @@ fn compare(a: &ProcessRow, b: &ProcessRow, key: SortKey) -> std::cmp::Ordering {
         SortKey::Cpu => opt(a.cpu_percent, b.cpu_percent),
         SortKey::Rss => opt(a.rss_bytes, b.rss_bytes),
         SortKey::Running => opt(a.running_s, b.running_s),
+        SortKey::Job => opt(a.job.as_deref(), b.job.as_deref()),
         SortKey::Command => a.command.cmp(&b.command),
     }
 }
@@ -194,6 +215,7 @@ pub fn process_rows<'a>(
                 state: c.state,
                 command: c.command.clone().unwrap_or_default(),
                 resolved: p.resolved,
+                job: head.job.clone(),
             })
             .collect();
         let head_matches = matches(&head, &needle);
@@ -238,6 +260,7 @@ fn is_absent(r: &ProcessRow, key: SortKey) -> bool {
         SortKey::Cpu => r.cpu_percent.is_none(),
         SortKey::Rss => r.rss_bytes.is_none(),
         SortKey::Running => r.running_s.is_none(),
+        SortKey::Job => r.job.is_none(),
     }
 }
 

@@ -6,13 +6,18 @@ use std::sync::Arc;
 use super::backfill::RecentShares;
 use super::energy::{EnergyMeter, Joules, Settle};
 use super::health_book::{HealthBook, ThrottleStep};
+use super::jobs::job_slot;
 use super::share::{lost_share, process_weights, shortfall, HELD_BYTES};
 use super::{GpuLedger, ProcessLedger, UserLedger, VerdictCost};
 use crate::model::{Finding, FindingKind, GpuProcess, Metrics, UnixTime, XidEvent};
 
-/// Two ticks further apart than this leave the time between them unbooked: the sampler stopped,
-/// or a replay jumped.
+/// Two ticks further apart than this, and than [`GAP_POLLS`] of the source's own interval, leave
+/// the time between them unbooked: the sampler stopped, or a replay jumped.
 pub const MAX_GAP_S: f64 = 10.0;
+
+/// A gap is a missing poll, not a long one: an interval counts as a gap only past this many of
+/// the source's own interval (the shortest seen), so a log written every 10 or 60 s is booked.
+pub const GAP_POLLS: f64 = 1.5;
 
 /// Processes kept per GPU. Past it, the process seen longest ago among those with the least
 /// GPU time gives its place (its time stays in the GPU's and its user's totals).
@@ -67,11 +72,14 @@ pub struct LedgerBook {
     weights: Vec<f64>,
     /// The slots of the tick before (a buffer kept between ticks).
     previous_slots: Vec<Option<usize>>,
-    /// Process and user slots holding pending energy.
+    /// Process, user and job slots holding pending energy.
     dirty_processes: Vec<usize>,
     dirty_users: Vec<usize>,
     /// Throttling and faults.
     health: HealthBook,
+    /// The source's own interval: the shortest time between two ticks so far.
+    interval_s: Option<f64>,
+    dirty_jobs: Vec<usize>,
 }
 
 impl LedgerBook {
@@ -88,7 +96,18 @@ impl LedgerBook {
             dirty_processes: Vec::new(),
             dirty_users: Vec::new(),
             health: HealthBook::default(),
+            interval_s: None,
+            dirty_jobs: Vec::new(),
         }
+    }
+
+    /// The longest interval booked: [`MAX_GAP_S`], or [`GAP_POLLS`] of the source's interval
+    /// when that is longer.
+    fn gap_limit(&mut self, dt: f64) -> f64 {
+        if dt > 0.0 {
+            self.interval_s = Some(self.interval_s.map_or(dt, |i| i.min(dt)));
+        }
+        MAX_GAP_S.max(GAP_POLLS * self.interval_s.unwrap_or(0.0))
     }
 
     /// Book the time since the previous tick under what was shown then, and take this tick's
@@ -126,7 +145,7 @@ impl LedgerBook {
             return;
         };
         let dt = input.t - prev.t;
-        if !(dt > 0.0 && dt <= MAX_GAP_S) {
+        if !(dt > 0.0 && dt <= self.gap_limit(dt)) {
             if dt != 0.0 {
                 self.gap();
             }
@@ -170,6 +189,16 @@ impl LedgerBook {
                     self.dirty_processes.extend(*slot);
                 }
                 p.energy.add_pending(w * joules);
+            }
+            if let Some(j) = p.job_slot.and_then(|j| view.jobs.get_mut(j)) {
+                j.gpu_seconds += w * dt;
+                j.lost_gpu_seconds += w * lost;
+                if joules > 0.0 {
+                    if j.energy.pending() == 0.0 {
+                        self.dirty_jobs.extend(p.job_slot);
+                    }
+                    j.energy.add_pending(w * joules);
+                }
             }
             let Some(u) = p.user_slot.and_then(|u| view.users.get_mut(u)) else {
                 continue;
@@ -224,6 +253,11 @@ impl LedgerBook {
                 all(&mut u.energy);
             }
         }
+        for s in self.dirty_jobs.drain(..) {
+            if let Some(j) = view.jobs.get_mut(s) {
+                all(&mut j.energy);
+            }
+        }
     }
 
     /// Find or add each process of this tick in the view's table, with its weight.
@@ -257,6 +291,10 @@ impl LedgerBook {
                 if e.user.is_none() && p.user.is_some() {
                     e.user = p.user.as_deref().map(Arc::from);
                     e.user_slot = user_slot(&mut view.users, e.user.clone());
+                }
+                // A job may be named after the process was first seen (its lookup runs apart).
+                if e.job_slot.is_none() && p.job.is_some() {
+                    e.job_slot = job_slot(&mut view.jobs, p.job.as_ref());
                 }
             }
             self.slots.push(slot);
@@ -334,6 +372,9 @@ impl LedgerBook {
                 if let Some(u) = p.user_slot.and_then(|u| view.users.get_mut(u)) {
                     u.lost_gpu_seconds += w * up.lost_s;
                 }
+                if let Some(j) = p.job_slot.and_then(|j| view.jobs.get_mut(j)) {
+                    j.lost_gpu_seconds += w * up.lost_s;
+                }
             }
         }
     }
@@ -355,6 +396,7 @@ fn add_process(view: &mut GpuLedger, p: &GpuProcess, now: UnixTime) -> Option<us
     let entry = ProcessLedger {
         pid: p.pid,
         user_slot: user_slot(&mut view.users, user.clone()),
+        job_slot: job_slot(&mut view.jobs, p.job.as_ref()),
         user,
         command: p.command.as_deref().map(Arc::from),
         first_seen: now,
@@ -594,6 +636,38 @@ mod tests {
     }
 
     #[test]
+    fn a_coarse_source_is_booked_and_only_a_missing_poll_is_a_gap() {
+        let mut book = LedgerBook::new(110.0);
+        let mut view = Arc::default();
+        let procs = [process(7, "ana", 0.0)];
+        let metrics = watts(80.0);
+        let mut tick = |t: f64| {
+            let input = TickInput {
+                t,
+                gpu: 0,
+                answering: true,
+                metrics: &metrics,
+                processes: &procs,
+                verdict: FindingKind::Idle,
+                full_level: None,
+                findings: &[],
+                xids: &[],
+                sm_clock_max_mhz: None,
+            };
+            book.tick(&mut view, &input);
+        };
+        // `nvidia-smi -l 10`: rows 10.002 s apart, then one poll missing.
+        for k in 0..=6 {
+            tick(k as f64 * 10.002);
+        }
+        tick(8.0 * 10.002);
+        tick(9.0 * 10.002);
+        let want = 7.0 * 10.002;
+        assert!((view.span_s - want).abs() < 1e-9, "{}", view.span_s);
+        assert!((view.lost_gpu_seconds - want).abs() < 1e-9);
+    }
+
+    #[test]
     fn a_full_process_table_drops_the_least_used_absent_process() {
         let mut book = LedgerBook::new(110.0);
         let mut view = Arc::default();
@@ -614,5 +688,46 @@ mod tests {
         assert_eq!(view.users.len(), 1);
         // Every booked second is the user's, dropped processes included.
         assert!((view.users[0].gpu_seconds - view.span_s).abs() < 1e-6);
+    }
+
+    #[test]
+    fn jobs_get_their_processes_shares_even_when_named_late() {
+        let mut book = LedgerBook::new(110.0);
+        let mut view = Arc::default();
+        let pod = |container: &str| {
+            let mut j = crate::model::Job::new(crate::model::JobKind::Pod, "uid-1");
+            j.container = Some(container.into());
+            j
+        };
+        // Two containers of one pod and a Slurm job, at 30/10/40 % SM; the Slurm job is named
+        // only from the second second on.
+        let mut procs = [
+            process(1, "ana", 30.0),
+            process(2, "ana", 10.0),
+            process(3, "bo", 40.0),
+        ];
+        procs[0].job = Some(pod("trainer"));
+        procs[1].job = Some(pod("sidecar"));
+        fn r(procs: &[GpuProcess]) -> Run<'_> {
+            Run {
+                metrics: watts(100.0),
+                processes: procs,
+                verdict: FindingKind::Healthy,
+                findings: &[],
+            }
+        }
+        run(&mut book, &mut view, 0.0, 0.75, &r(&procs));
+        procs[2].job = Some(crate::model::Job::new(crate::model::JobKind::Slurm, "42"));
+        run(&mut book, &mut view, 1.0, 8.0, &r(&procs));
+        assert_eq!(view.jobs.len(), 2);
+        let pod_row = &view.jobs[0];
+        assert_eq!(pod_row.job.container, None);
+        // The pod holds half the GPU (40 of 80 % SM) for all 8 s.
+        assert!((pod_row.gpu_seconds - 4.0).abs() < 1e-9, "{pod_row:?}");
+        assert!((pod_row.energy.total() - 400.0).abs() < 1e-6);
+        // The Slurm job's seconds count from the tick its name arrived.
+        let slurm = &view.jobs[1];
+        assert!((slurm.gpu_seconds - 3.5).abs() < 1e-9, "{slurm:?}");
+        assert_eq!(view.jobs_worst_first()[0].job.id, "uid-1");
     }
 }

@@ -12,6 +12,7 @@ mod backfill;
 mod book;
 mod energy;
 mod health_book;
+pub mod jobs;
 pub mod report;
 mod share;
 
@@ -22,6 +23,7 @@ use crate::model::{FindingKind, UnixTime};
 pub use book::{LedgerBook, TickInput};
 pub use energy::Joules;
 pub use health_book::{FaultLoss, HealthLedger, FAULT_END_GRACE_S};
+pub use jobs::JobLedger;
 pub use report::{Cost, LedgerReport, Prices};
 pub use share::{lost_share, process_weights, HELD_BYTES};
 
@@ -79,6 +81,9 @@ pub struct ProcessLedger {
     pub energy: Joules,
     /// Position of its user in [`GpuLedger::users`] (none when that table is full).
     pub(crate) user_slot: Option<usize>,
+    /// Position of its job in [`GpuLedger::jobs`] (none without a job, or when that table is
+    /// full).
+    pub(crate) job_slot: Option<usize>,
 }
 
 /// One user's share of a GPU: the sum of their processes', kept also for processes the process
@@ -124,6 +129,8 @@ pub struct GpuLedger {
     /// [`book::MAX_PROCESSES`]).
     pub processes: Vec<ProcessLedger>,
     pub users: Vec<UserLedger>,
+    /// Pods, containers and Slurm jobs seen on the GPU (bounded: see [`jobs::MAX_JOBS`]).
+    pub jobs: Vec<JobLedger>,
     /// Processes dropped from the full process table (their time stays in the GPU's and their
     /// user's totals).
     pub processes_dropped: u64,
@@ -152,6 +159,18 @@ impl GpuLedger {
                 .total_cmp(&a.lost_gpu_seconds)
                 .then_with(|| b.gpu_seconds.total_cmp(&a.gpu_seconds))
                 .then_with(|| a.pid.cmp(&b.pid))
+        });
+        v
+    }
+
+    /// Jobs, most lost GPU-seconds first, then most GPU-seconds.
+    pub fn jobs_worst_first(&self) -> Vec<&JobLedger> {
+        let mut v: Vec<&JobLedger> = self.jobs.iter().collect();
+        v.sort_by(|a, b| {
+            b.lost_gpu_seconds
+                .total_cmp(&a.lost_gpu_seconds)
+                .then_with(|| b.gpu_seconds.total_cmp(&a.gpu_seconds))
+                .then_with(|| a.job.key().cmp(&b.job.key()))
         });
         v
     }

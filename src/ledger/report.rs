@@ -75,6 +75,27 @@ pub struct UserReport {
     pub energy_joules: Option<f64>,
 }
 
+/// One job's line of a report: a pod, a container or a Slurm job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobReport {
+    /// `pod`, `container` or `slurm`.
+    pub kind: &'static str,
+    /// The pod's UID, the container's ID, the Slurm job's ID.
+    pub id: String,
+    pub name: Option<String>,
+    /// A pod's namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The job in words (`pod train-7f9c/ml-team`).
+    pub label: String,
+    pub gpu_seconds: f64,
+    pub lost_gpu_seconds: f64,
+    pub energy_joules: Option<f64>,
+    /// Only when a price is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
+}
+
 /// One GPU's ledger, as `gpulse analyze --json` writes it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LedgerReport {
@@ -89,6 +110,8 @@ pub struct LedgerReport {
     /// Most lost time first.
     pub processes: Vec<ProcessReport>,
     pub users: Vec<UserReport>,
+    /// Pods, containers and Slurm jobs, most lost time first (empty where no process had one).
+    pub jobs: Vec<JobReport>,
     /// Only when a price is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<Cost>,
@@ -153,6 +176,21 @@ impl LedgerReport {
                     energy_joules: energy(u.energy),
                 })
                 .collect(),
+            jobs: l
+                .jobs_worst_first()
+                .into_iter()
+                .map(|j| JobReport {
+                    kind: j.job.kind.as_str(),
+                    id: j.job.id.clone(),
+                    name: j.job.name.clone(),
+                    namespace: j.job.namespace.clone(),
+                    label: j.job.label(),
+                    gpu_seconds: j.gpu_seconds,
+                    lost_gpu_seconds: j.lost_gpu_seconds,
+                    energy_joules: energy(j.energy),
+                    cost: None,
+                })
+                .collect(),
             cost: None,
             throttled_seconds: crate::model::ThrottleReason::ALL
                 .into_iter()
@@ -184,6 +222,19 @@ impl LedgerReport {
             total: prices.cost_of(self.span_s, self.energy_joules),
             lost: prices.cost_of(self.lost_gpu_seconds, self.lost_energy_joules),
         });
+        // A job's lost energy is its energy at its own lost share of its time.
+        for j in &mut self.jobs {
+            let lost_share = if j.gpu_seconds > 0.0 {
+                (j.lost_gpu_seconds / j.gpu_seconds).min(1.0)
+            } else {
+                0.0
+            };
+            j.cost = prices.any().then(|| Cost {
+                currency: prices.currency.clone(),
+                total: prices.cost_of(j.gpu_seconds, j.energy_joules),
+                lost: prices.cost_of(j.lost_gpu_seconds, j.energy_joules.map(|e| e * lost_share)),
+            });
+        }
     }
 
     /// One or two lines for people: the time, what it was lost to, the energy, the cost, and
@@ -234,6 +285,14 @@ impl LedgerReport {
                 p.pid,
                 duration(p.lost_gpu_seconds),
                 duration(p.gpu_seconds)
+            ));
+        }
+        if let Some(j) = self.jobs.first().filter(|j| j.lost_gpu_seconds > 0.0) {
+            lines.push(format!(
+                "most lost job: {}: {} lost of {}",
+                j.label,
+                duration(j.lost_gpu_seconds),
+                duration(j.gpu_seconds)
             ));
         }
         lines

@@ -184,6 +184,10 @@ pub struct Evidence {
     /// nothing more specific than the advice.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub fix: Option<String>,
+    /// The job on the GPU when the finding was raised, in words (`pod train-7f9c/ml-team`):
+    /// the job that shows the pattern; absent where no process on the GPU has one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub job: Option<String>,
 }
 
 /// What the detector sees on a GPU without a finding (busy, or idle while a process holds its

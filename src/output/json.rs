@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::json_jobs::{job_doc, mig_doc, JobDoc, MigDoc};
 use crate::clock::rfc3339;
 use crate::engine::{GpuSnapshot, Snapshot};
 use crate::model::{throttle, Finding, GpuProcess, GpuStatus, UnixTime, Watch};
@@ -114,6 +115,9 @@ pub struct GpuDoc<'a> {
     /// Stalls seen on a GPU without a finding, not yet one.
     pub watch: Option<Watch>,
     pub processes: Vec<ProcessDoc<'a>>,
+    /// The GPU's MIG instances (MIG mode only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mig: Vec<MigDoc<'a>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -127,6 +131,16 @@ pub struct ProcessDoc<'a> {
     pub cpu_percent: Option<f64>,
     pub rss_bytes: Option<u64>,
     pub command: Option<&'a str>,
+    /// The pod, container or Slurm job the process belongs to; null where none is known.
+    pub job: Option<JobDoc<'a>>,
+    /// What can be said where the job cannot be read (a process outside this container).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_note: Option<&'a str>,
+    /// The MIG instance the process runs in (MIG mode only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_instance_id: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute_instance_id: Option<u32>,
 }
 
 /// The short name of a GPU's sampling state.
@@ -151,6 +165,10 @@ fn process_doc(p: &GpuProcess) -> ProcessDoc<'_> {
         cpu_percent: p.cpu_percent,
         rss_bytes: p.rss_bytes,
         command: p.command.as_deref(),
+        job: p.job.as_ref().map(job_doc),
+        job_note: p.job_note.as_deref(),
+        gpu_instance_id: p.gpu_instance_id,
+        compute_instance_id: p.compute_instance_id,
     }
 }
 
@@ -199,6 +217,11 @@ pub fn gpu_doc(g: &GpuSnapshot, now: UnixTime) -> GpuDoc<'_> {
         watch: g.watch,
         processes: if ok {
             g.processes.iter().map(process_doc).collect()
+        } else {
+            Vec::new()
+        },
+        mig: if ok {
+            g.mig.iter().map(mig_doc).collect()
         } else {
             Vec::new()
         },

@@ -6,6 +6,7 @@ pub mod exporter;
 pub mod health_doc;
 pub mod http_server;
 pub mod json;
+pub mod json_jobs;
 pub mod prometheus;
 pub mod prometheus_ledger;
 pub mod snapshot_text;

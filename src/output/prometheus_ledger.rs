@@ -1,8 +1,10 @@
 //! The waste ledger in the exposition: counters that only grow, so that Prometheus's
 //! `increase()` gives the ledger over any range, across restarts of the exporter.
 //!
-//! Labels are bounded (GPU index and one of the fixed kinds); processes and users stay in the
-//! snapshot, never in labels. A series appears once it has time (or energy) booked and stays.
+//! Labels are bounded: the GPU's index and one of the fixed kinds; per job, the job's labels as
+//! dcgm-exporter writes them (`pod`, `namespace`, `container`, and `slurm_job`), at most
+//! [`crate::ledger::jobs::MAX_JOBS`] per GPU. Processes and users stay in the snapshot, never in
+//! labels. A series appears once it has time (or energy) booked and stays.
 
 use std::fmt::Write as _;
 
@@ -13,6 +15,9 @@ pub const LEDGER_METRICS: &[&str] = &[
     "gpulse_gpu_seconds_total",
     "gpulse_lost_gpu_seconds_total",
     "gpulse_energy_joules_total",
+    "gpulse_job_gpu_seconds_total",
+    "gpulse_job_lost_gpu_seconds_total",
+    "gpulse_job_energy_joules_total",
 ];
 
 fn header(out: &mut String, name: &str, help: &str) {
@@ -79,6 +84,52 @@ pub fn render(out: &mut String, gpus: &[&GpuSnapshot]) {
         );
         for (gpu, j) in energy {
             let _ = writeln!(out, "gpulse_energy_joules_total{{gpu=\"{gpu}\"}} {j}");
+        }
+    }
+    render_jobs(out, gpus);
+}
+
+/// The per-job counters: GPU-seconds, lost GPU-seconds and (settled) energy of each job's row.
+fn render_jobs(out: &mut String, gpus: &[&GpuSnapshot]) {
+    type Read = fn(&crate::ledger::JobLedger) -> Option<f64>;
+    let counters: [(&str, &str, Read); 3] = [
+        (
+            "gpulse_job_gpu_seconds_total",
+            "GPU-seconds each pod, container or Slurm job held on each GPU since the exporter started.",
+            |j| Some(j.gpu_seconds),
+        ),
+        (
+            "gpulse_job_lost_gpu_seconds_total",
+            "GPU-seconds each pod, container or Slurm job lost on each GPU since the exporter started.",
+            |j| Some(j.lost_gpu_seconds),
+        ),
+        (
+            "gpulse_job_energy_joules_total",
+            "Energy each pod, container or Slurm job drew on each GPU since the exporter started (joules).",
+            |j| Some(j.energy.settled()).filter(|e| *e > 0.0),
+        ),
+    ];
+    for (name, help, read) in counters {
+        let lines: Vec<String> = gpus
+            .iter()
+            .flat_map(|g| {
+                g.ledger.jobs.iter().filter_map(move |j| {
+                    let labels: String = j
+                        .job
+                        .labels()
+                        .into_iter()
+                        .map(|(k, v)| format!(",{k}=\"{}\"", super::prometheus::escape(&v)))
+                        .collect();
+                    read(j).map(|v| format!("{name}{{gpu=\"{}\"{labels}}} {v}", g.info.index))
+                })
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        header(out, name, help);
+        for l in lines {
+            let _ = writeln!(out, "{l}");
         }
     }
 }

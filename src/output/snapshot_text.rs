@@ -55,9 +55,14 @@ fn gpu_block(out: &mut String, g: &GpuSnapshot, now: f64) {
         let _ = writeln!(out, "  health    {line}");
     }
     for f in &g.findings {
+        let job = f
+            .evidence
+            .job
+            .as_deref()
+            .map_or_else(String::new, |j| format!("{j}: "));
         let _ = writeln!(
             out,
-            "  finding   [{}] {}: {} -> {}",
+            "  finding   [{}] {job}{}: {} -> {}",
             f.severity.as_str(),
             f.kind.title(),
             f.summary,
@@ -65,7 +70,28 @@ fn gpu_block(out: &mut String, g: &GpuSnapshot, now: f64) {
         );
     }
     if ok {
+        mig_instances(out, g);
         processes(out, g);
+    }
+}
+
+/// A MIG GPU's instances, one line each: IDs, profile, SM activity, memory, job and verdict.
+fn mig_instances(out: &mut String, g: &GpuSnapshot) {
+    for m in &g.mig {
+        let r = &m.reading;
+        let job = crate::host::jobs::dominant_job(&m.processes).map(|j| j.label());
+        let _ = writeln!(
+            out,
+            "  mig       {}/{} {}  SM {}  mem {}/{} GiB  {}  {}",
+            r.gpu_instance_id,
+            r.compute_instance_id,
+            r.profile.as_deref().unwrap_or("-"),
+            pct(r.sm_active),
+            gib(r.memory_used_bytes),
+            gib(r.memory_total_bytes),
+            job.as_deref().unwrap_or("-"),
+            m.verdict.map_or("no signal", |v| v.title()),
+        );
     }
 }
 
@@ -180,6 +206,11 @@ fn processes(out: &mut String, g: &GpuSnapshot) {
             opt(p.cpu_percent, |x| format!("{x:.0}")),
             p.command.as_deref().unwrap_or("-"),
         );
+        if let Some(j) = &p.job {
+            let _ = writeln!(out, "  {:>8}  job {}", "", j.label());
+        } else if let Some(note) = &p.job_note {
+            let _ = writeln!(out, "  {:>8}  job - ({note})", "");
+        }
     }
 }
 

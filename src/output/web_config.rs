@@ -24,16 +24,16 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::http_server::auth::BasicAuthUsers;
-use crate::tls_pem;
+use crate::{capped_read, cert_validity, printable, tls_pem};
 
 /// A web configuration file that cannot be used: the file, the key and what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum WebConfigError {
-    #[error("cannot read web config file '{path}': {reason}")]
+    #[error("cannot read web config file '{}': {reason}", printable::path(.path))]
     Read { path: PathBuf, reason: String },
-    #[error("invalid web config file '{path}': {message}")]
+    #[error("invalid web config file '{}': {}", printable::path(.path), printable::text(.message))]
     Parse { path: PathBuf, message: String },
-    #[error("invalid web config file '{path}': key '{key}': {message}")]
+    #[error("invalid web config file '{}': key '{}': {}", printable::path(.path), printable::text(.key), printable::text(.message))]
     Key {
         path: PathBuf,
         key: String,
@@ -47,6 +47,8 @@ pub enum WebConfigError {
 pub struct WebSecurity {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     pub users: Option<Arc<BasicAuthUsers>>,
+    /// What works but will fail clients (a certificate out of date), to tell at start.
+    pub warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for WebSecurity {
@@ -115,9 +117,12 @@ struct HttpServerFile {
 /// Read, check and build a web configuration file: every file it names is read now, so a
 /// missing certificate or a bad hash is found before the server starts.
 pub fn load(path: &Path) -> Result<WebSecurity, WebConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| WebConfigError::Read {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
+    let limit = capped_read::WEB_CONFIG_MAX;
+    let text = capped_read::read_text(path, limit, "a web config file").map_err(|e| {
+        WebConfigError::Read {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }
     })?;
     let file: Option<WebConfigFile> =
         serde_yaml_ng::from_str(&text).map_err(|e| WebConfigError::Parse {
@@ -141,8 +146,9 @@ pub fn load(path: &Path) -> Result<WebSecurity, WebConfigError> {
         ));
     }
     let dir = path.parent().unwrap_or(Path::new("."));
+    let mut warnings = Vec::new();
     let tls = match &file.tls_server_config {
-        Some(t) => tls_server(t, dir, &key_error)?,
+        Some(t) => tls_server(t, dir, &key_error, &mut warnings)?,
         None => None,
     };
     let users = match &file.basic_auth_users {
@@ -152,7 +158,11 @@ pub fn load(path: &Path) -> Result<WebSecurity, WebConfigError> {
         )),
         _ => None,
     };
-    Ok(WebSecurity { tls, users })
+    Ok(WebSecurity {
+        tls,
+        users,
+        warnings,
+    })
 }
 
 type KeyError<'a> = &'a dyn Fn(&str, String) -> WebConfigError;
@@ -181,6 +191,7 @@ fn tls_server(
     t: &TlsServerFile,
     dir: &Path,
     key_error: KeyError<'_>,
+    warnings: &mut Vec<String>,
 ) -> Result<Option<Arc<rustls::ServerConfig>>, WebConfigError> {
     if let Some(key) = unsupported(t) {
         return Err(key_error(
@@ -209,6 +220,18 @@ fn tls_server(
     };
     let chain = tls_pem::certificates(&cert_file)
         .map_err(|e| key_error("tls_server_config.cert_file", e.to_string()))?;
+    // The first certificate is the server's own (the chain's leaf).
+    if let Some(v) = chain
+        .first()
+        .and_then(|c| cert_validity::validity(c.as_ref()))
+    {
+        let now = jiff::Timestamp::now();
+        warnings.extend(cert_validity::warning(
+            &printable::path(&cert_file),
+            &v,
+            now,
+        ));
+    }
     let key = tls_pem::private_key(&key_file)
         .map_err(|e| key_error("tls_server_config.key_file", e.to_string()))?;
     let versions = versions(t, key_error)?;

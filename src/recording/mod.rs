@@ -48,6 +48,15 @@ pub struct Record {
     pub findings: Vec<Finding>,
 }
 
+impl crate::backend::tick_times::HasSample for Record {
+    fn sample(&self) -> &Sample {
+        &self.sample
+    }
+    fn sample_mut(&mut self) -> &mut Sample {
+        &mut self.sample
+    }
+}
+
 /// One tick's line as written: the sample as read, plus the findings active at that tick.
 #[derive(Debug, Serialize)]
 struct TickLine<'a> {

@@ -1,19 +1,22 @@
-//! Reads a recording line by line (plain or zstd, told apart by the file's magic bytes).
+//! Reads a recording line by line (plain, zstd or gzip, told apart by the file's magic bytes).
 //!
 //! A recording may be damaged: a file cut in the middle of a line (a crash, `kill -9`, a full
-//! disk) is read up to the cut; a line in the middle that is not valid JSON is skipped. Both are
-//! reported by [`SampleSource::warnings`], naming the line.
+//! disk) is read up to the cut; a line in the middle that is not valid JSON is skipped; a tick or
+//! driver window whose time is damaged is dropped ([`TickTimes`]). All are reported by
+//! [`SampleSource::warnings`], naming the line (the first few skipped lines one by one, then a
+//! count).
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use super::{Header, Record, FORMAT, VERSION};
+use crate::backend::tick_times::TickTimes;
 use crate::backend::{LineCounts, SampleSource};
 use crate::model::{Sample, SystemInfo};
 use crate::printable;
 
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+/// Skipped lines named one by one in the warnings; those after are counted.
+const MAX_LISTED: u64 = 20;
 
 /// Why a recording cannot be opened at all.
 #[derive(Debug, thiserror::Error)]
@@ -38,8 +41,11 @@ pub struct RecordingReader {
     lines: Box<dyn BufRead + Send>,
     /// Number of the last line read (1-based; the header is line 1).
     line_no: u64,
-    last_t: Option<f64>,
+    /// Checks the ticks' times; ticks come out of it one tick late.
+    times: TickTimes<Record>,
+    /// Problems met, each naming its line: at most [`MAX_LISTED`] skipped lines, then a count.
     warnings: Vec<String>,
+    listed_skips: u64,
     /// Ticks read, and lines skipped as not valid samples.
     counts: LineCounts,
     done: bool,
@@ -96,16 +102,7 @@ impl RecordingReader {
             path: path.to_path_buf(),
             cause,
         };
-        let mut file = File::open(path).map_err(open_err)?;
-        let mut magic = [0u8; 4];
-        let n = read_prefix(&mut file, &mut magic).map_err(open_err)?;
-        let file = File::open(path).map_err(open_err)?;
-        let lines: Box<dyn BufRead + Send> = if n == 4 && magic == ZSTD_MAGIC {
-            let dec = zstd::Decoder::new(file).map_err(open_err)?;
-            Box::new(BufReader::with_capacity(64 * 1024, dec))
-        } else {
-            Box::new(BufReader::with_capacity(64 * 1024, file))
-        };
+        let (lines, _) = crate::backend::input::open_decompressed(path).map_err(open_err)?;
         Self::from_reader(path, lines)
     }
 
@@ -145,8 +142,9 @@ impl RecordingReader {
             header,
             lines,
             line_no: 1,
-            last_t: None,
+            times: TickTimes::new(),
             warnings: Vec::new(),
+            listed_skips: 0,
             counts: LineCounts::default(),
             done: false,
         })
@@ -160,8 +158,26 @@ impl RecordingReader {
         &self.path
     }
 
-    /// The next tick with the findings recorded at it, skipping damaged lines.
+    /// The next tick with the findings recorded at it, skipping damaged lines and ticks whose
+    /// times are damaged ([`TickTimes`]).
     pub fn next_record(&mut self) -> Option<Record> {
+        loop {
+            if let Some(rec) = self.times.pop() {
+                self.counts.read += 1;
+                return Some(rec);
+            }
+            if self.done {
+                return None;
+            }
+            match self.read_record() {
+                Some(rec) => self.times.push(rec, self.line_no),
+                None => self.times.finish(),
+            }
+        }
+    }
+
+    /// The next line that holds a tick, as written.
+    fn read_record(&mut self) -> Option<Record> {
         while !self.done {
             let line = read_line(&mut *self.lines);
             let (bytes, cut) = match line {
@@ -187,15 +203,6 @@ impl RecordingReader {
                     if let Some(Some(why)) = &cut {
                         self.warn_cut(None, why);
                     }
-                    if self.last_t.is_some_and(|t| rec.sample.t <= t) {
-                        self.warnings.push(format!(
-                            "line {}: time {} is not after the previous line's; skipped",
-                            self.line_no, rec.sample.t
-                        ));
-                        continue;
-                    }
-                    self.last_t = Some(rec.sample.t);
-                    self.counts.read += 1;
                     return Some(rec);
                 }
                 Err(e) => match cut {
@@ -206,11 +213,14 @@ impl RecordingReader {
                     None => {
                         self.counts.skipped += 1;
                         self.counts.first_skipped.get_or_insert(self.line_no);
-                        self.warnings.push(format!(
-                            "line {}: not a valid sample ({}); skipped",
-                            self.line_no,
-                            printable::text(&e.to_string())
-                        ));
+                        if self.listed_skips < MAX_LISTED {
+                            self.listed_skips += 1;
+                            self.warnings.push(format!(
+                                "line {}: not a valid sample ({}); skipped",
+                                self.line_no,
+                                printable::text(&e.to_string())
+                            ));
+                        }
                     }
                 },
             }
@@ -239,17 +249,6 @@ impl RecordingReader {
     }
 }
 
-fn read_prefix(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
-}
-
 impl SampleSource for RecordingReader {
     fn system(&self) -> &SystemInfo {
         &self.header.system
@@ -260,7 +259,15 @@ impl SampleSource for RecordingReader {
     }
 
     fn warnings(&self) -> Vec<String> {
-        self.warnings.clone()
+        let mut out = self.warnings.clone();
+        let unlisted = self.counts.skipped.saturating_sub(self.listed_skips);
+        if unlisted > 0 {
+            out.push(format!(
+                "{unlisted} more line(s) that are not valid samples were skipped"
+            ));
+        }
+        out.extend(self.times.drops().warnings("line"));
+        out
     }
 
     fn line_counts(&self) -> Option<LineCounts> {

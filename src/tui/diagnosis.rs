@@ -85,7 +85,8 @@ pub fn first_clause(advice: &str) -> &str {
     body[..cut].trim()
 }
 
-/// One finding in one line: `GPU 0 input starvation +1 · 61% lost → fix`; `others` more
+/// One finding in one line: `GPU 0 input starvation +1 · 61% lost → fix`, with the job it
+/// belongs to where known (`GPU 0 pod train-7f9c/ml-team: input starvation …`); `others` more
 /// findings on the GPU are counted after the kind.
 pub fn finding_line(t: Theme, f: &Finding, others: usize) -> Line<'static> {
     finding_line_costed(t, f, others, None, usize::MAX)
@@ -102,10 +103,11 @@ pub fn finding_line_costed(
     cost: Option<&CostSoFar>,
     width: usize,
 ) -> Line<'static> {
-    let mut spans = vec![
-        Span::styled(format!("GPU {} ", f.gpu), t.text()),
-        Span::styled(f.kind.title(), t.severity(f.severity)),
-    ];
+    let mut spans = vec![Span::styled(format!("GPU {} ", f.gpu), t.text())];
+    if let Some(job) = &f.evidence.job {
+        spans.push(Span::styled(format!("{job}: "), t.emphasis()));
+    }
+    spans.push(Span::styled(f.kind.title(), t.severity(f.severity)));
     if others > 0 {
         spans.push(Span::styled(format!(" +{others}"), t.dim()));
     }
@@ -266,6 +268,16 @@ mod tests {
                 50
             )),
             text(&format::fit_line(finding_line(Theme::colored(), &f, 0), 50))
+        );
+    }
+
+    #[test]
+    fn the_line_names_the_job_the_finding_belongs_to() {
+        let mut f = finding(Some("num_workers 4→8"), "");
+        f.evidence.job = Some("pod train-7f9c/ml-team".into());
+        assert_eq!(
+            text(&finding_line(Theme::colored(), &f, 0)),
+            "GPU 0 pod train-7f9c/ml-team: input starvation · 61% lost → num_workers 4→8"
         );
     }
 

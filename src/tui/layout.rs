@@ -34,7 +34,8 @@ pub struct ScreenLayout {
     pub host: Rect,
     /// One row per GPU (shown with more than one GPU).
     pub list: Rect,
-    /// Position of the GPU on the list's first row.
+    /// The list's line on its first row (a GPU's, or a MIG instance's under it: see
+    /// [`crate::tui::widgets::gpu_list::list_lines`]).
     pub list_first: usize,
     pub diagnosis: Rect,
     /// The selected GPU's charts.
@@ -178,7 +179,8 @@ pub fn layout_for(
         Constraint::Length(1),
     ])
     .areas(area);
-    let n = snapshot.gpus.len() as u16;
+    let lines = crate::tui::widgets::gpu_list::list_lines(snapshot);
+    let n = lines.len() as u16;
     let selected = app.selected_gpu();
     let focus = app.focus;
     let wants = Wants {
@@ -206,7 +208,8 @@ pub fn layout_for(
         header,
         host,
         list,
-        list_first: selected.saturating_sub(visible.saturating_sub(1)),
+        list_first: crate::tui::widgets::gpu_list::line_of_gpu(&lines, selected)
+            .saturating_sub(visible.saturating_sub(1)),
         diagnosis,
         panel,
         processes,

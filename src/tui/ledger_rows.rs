@@ -1,5 +1,6 @@
 //! What the ledger view lists, in order: each GPU's totals and the kinds it lost time to, then
-//! the processes of every GPU and the users, most lost first. Built from a snapshot only while
+//! the processes of every GPU, the users and (where processes had some) the pods, containers and
+//! Slurm jobs, most lost first. Built from a snapshot only while
 //! the view is open; the rows borrow the snapshot's ledgers, and only those on screen are put
 //! into words ([`crate::tui::widgets::ledger`]).
 
@@ -20,6 +21,16 @@ pub struct UserTotal {
     pub energy_joules: Option<f64>,
 }
 
+/// One job's share of every GPU (a pod, container or Slurm job).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobTotal {
+    /// The job in words (`pod train-7f9c/ml-team`).
+    pub label: String,
+    pub gpu_seconds: f64,
+    pub lost_gpu_seconds: f64,
+    pub energy_joules: Option<f64>,
+}
+
 /// One line of the view.
 #[derive(Debug, Clone)]
 pub enum LedgerRow<'a> {
@@ -29,6 +40,7 @@ pub enum LedgerRow<'a> {
     GpuHeader,
     ProcessHeader,
     UserHeader,
+    JobHeader,
     /// A GPU's totals.
     Gpu(&'a GpuSnapshot),
     /// Time a GPU lost to one kind.
@@ -50,6 +62,7 @@ pub enum LedgerRow<'a> {
         count: u64,
     },
     User(UserTotal),
+    Job(JobTotal),
     /// Nothing of a section booked yet.
     Empty(&'static str),
     Blank,
@@ -84,7 +97,55 @@ pub fn ledger_rows(snapshot: &Snapshot) -> Vec<LedgerRow<'_>> {
         rows.push(LedgerRow::UserHeader);
         rows.extend(users.into_iter().map(LedgerRow::User));
     }
+    let jobs = job_totals(snapshot);
+    if !jobs.is_empty() {
+        rows.push(LedgerRow::Blank);
+        rows.push(LedgerRow::Title("Jobs, most lost first"));
+        rows.push(LedgerRow::JobHeader);
+        rows.extend(jobs.into_iter().map(LedgerRow::Job));
+    }
     rows
+}
+
+/// Each job's shares summed over the GPUs, most lost GPU time first, then most GPU time.
+pub fn job_totals(snapshot: &Snapshot) -> Vec<JobTotal> {
+    let mut totals: Vec<(crate::model::JobKind, String, JobTotal)> = Vec::new();
+    for g in &snapshot.gpus {
+        let metered = g.ledger.energy.is_some();
+        for j in &g.ledger.jobs {
+            let (kind, id) = j.job.key();
+            let i = match totals.iter().position(|t| t.0 == kind && t.1 == id) {
+                Some(i) => i,
+                None => {
+                    totals.push((
+                        kind,
+                        id.to_string(),
+                        JobTotal {
+                            label: j.job.label(),
+                            gpu_seconds: 0.0,
+                            lost_gpu_seconds: 0.0,
+                            energy_joules: None,
+                        },
+                    ));
+                    totals.len() - 1
+                }
+            };
+            let t = &mut totals[i].2;
+            t.gpu_seconds += j.gpu_seconds;
+            t.lost_gpu_seconds += j.lost_gpu_seconds;
+            if metered {
+                *t.energy_joules.get_or_insert(0.0) += j.energy.total();
+            }
+        }
+    }
+    let mut out: Vec<JobTotal> = totals.into_iter().map(|t| t.2).collect();
+    out.sort_by(|a, b| {
+        b.lost_gpu_seconds
+            .total_cmp(&a.lost_gpu_seconds)
+            .then_with(|| b.gpu_seconds.total_cmp(&a.gpu_seconds))
+            .then_with(|| a.label.cmp(&b.label))
+    });
+    out
 }
 
 /// The processes of every GPU, most lost GPU time first, then most GPU time; then what each

@@ -12,6 +12,7 @@ pub mod cost;
 pub mod diagnosis;
 pub mod dialog;
 pub mod event_log;
+pub mod fatal_signal;
 #[cfg(any(test, feature = "testing"))]
 pub mod fixture;
 pub mod fleet;
@@ -318,7 +319,14 @@ fn on_mouse(
     let size = ratatui::backend::Backend::size(terminal.backend())?;
     let area = ratatui::layout::Rect::new(0, 0, size.width, size.height);
     let layout = layout::layout(area, app, app.displayed());
-    Ok(match mouse::map_mouse(event, &layout) {
+    // A click lands on a line of the GPU list: a MIG instance's line selects its GPU.
+    let action = mouse::map_mouse(event, &layout).map(|a| match a {
+        Action::SelectGpu(line) => {
+            Action::SelectGpu(widgets::gpu_list::gpu_at_line(app.displayed(), line))
+        }
+        other => other,
+    });
+    Ok(match action {
         Some(action) => {
             app.apply(action);
             true

@@ -50,7 +50,8 @@ pub fn missing_terminal() -> Option<&'static str> {
 }
 
 /// Enter raw mode and the alternate screen and return the terminal; a panic on this thread
-/// restores the terminal before its message is printed. [`restore`] undoes it.
+/// restores the terminal before its message is printed, and so does an abort or a crash on any
+/// thread ([`super::fatal_signal`]). [`restore`] undoes it.
 pub fn init() -> io::Result<Term> {
     enter(false)?;
     ratatui::Terminal::new(TermBackend::new(io::stdout()))
@@ -90,6 +91,7 @@ const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1000l";
 fn enter(mouse: bool) -> io::Result<()> {
     set_panic_hook();
     set_owner(Some(std::thread::current().id()));
+    super::fatal_signal::arm();
     terminal::enable_raw_mode()?;
     crossterm::execute!(io::stdout(), terminal::EnterAlternateScreen)?;
     if mouse {
@@ -105,6 +107,7 @@ fn enter(mouse: bool) -> io::Result<()> {
 /// "show the cursor" when dropped, into a frame that is never written.)
 pub fn restore() {
     set_owner(None);
+    super::fatal_signal::disarm();
     let _ = terminal::disable_raw_mode();
     let mut out = io::stdout();
     let _ = out.write_all(MOUSE_OFF.as_bytes());

@@ -13,7 +13,9 @@ pub use gpulse::backend::rocm::smi_runner::{
 pub use gpulse::backend::rocm::sysfs;
 pub use gpulse::backend::rocm::{RocmBackend, RocmOptions};
 pub use gpulse::backend::sim::{Scenario, SimBackend, SimConfig};
-pub use gpulse::backend::smi_csv::{SmiCsvSource, BACKEND as SMI_CSV_BACKEND};
+pub use gpulse::backend::smi_csv::{
+    read_log, LogOptions, SmiCsvSource, BACKEND as SMI_CSV_BACKEND,
+};
 pub use gpulse::backend::{Backend, DeviceError, DeviceSampler, SampleSource};
 pub use gpulse::cli::Cli;
 pub use gpulse::clock;
@@ -25,11 +27,16 @@ pub use gpulse::fleet::api::{parse_answer, Answer, ApiError, ResultType, Series}
 pub use gpulse::fleet::build::build;
 pub use gpulse::fleet::http_client::{encode_query_value, HttpError, MAX_BODY};
 pub use gpulse::fleet::http_options::{Auth, ClientOptions};
+pub use gpulse::fleet::jobs::{self as fleet_jobs, JobAnswers};
 pub use gpulse::fleet::json::to_json as fleet_to_json;
 pub use gpulse::fleet::ledger::{self as fleet_ledger, RangeAnswers};
 pub use gpulse::fleet::queries::{dcgm_only_instances, raw_util_promql, Grid, Query, QueryResults};
 pub use gpulse::fleet::{
     dcgm, rank, refresh_once, DetectorCache, Fleet, FleetOptions, PromClient, Refresher, Source,
+};
+pub use gpulse::host::jobs::{
+    h2c::serve_once as serve_pod_resources_once, inside::OUTSIDE_NOTE,
+    pod_resources::encode as pod_resources_encode,
 };
 pub use gpulse::host::{
     annotate_finding, format_running, loader_evidence, process_rows, signal_target, state_name,
@@ -39,8 +46,8 @@ pub use gpulse::host::{
 pub use gpulse::ledger::Prices;
 pub use gpulse::model::{
     throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuHealth, GpuProcess, GpuReading,
-    GpuStatus, HostDetail, HostProcess, HostReading, Metrics, Sample, Severity, SystemInfo,
-    ThrottleReason, UtilSampling, UtilWindow, Vendor, XidWatch,
+    GpuStatus, HostDetail, HostProcess, HostReading, Job, JobKind, Metrics, MigReading, Runtime,
+    Sample, Severity, SystemInfo, ThrottleReason, UtilSampling, UtilWindow, Vendor, XidWatch,
 };
 pub use gpulse::output::exporter::spawn_server;
 pub use gpulse::output::json::snapshot_doc;

@@ -130,3 +130,54 @@ pub fn make(tool: &Path) -> Pki {
         dir,
     }
 }
+
+impl Pki {
+    /// A certificate for `server.key`, signed by the CA, valid from `start` to `end`
+    /// (`YYYYMMDDHHMMSSZ`): `openssl ca` is the tool that sets both dates.
+    pub fn server_cert_dated(&self, tool: &Path, name: &str, start: &str, end: &str) -> PathBuf {
+        let d = self.dir.path();
+        let config = "[ca]\ndefault_ca = test\n[test]\ndatabase = index.txt\nnew_certs_dir = .\nserial = ca.srl\ndefault_md = sha256\npolicy = any\nunique_subject = no\nx509_extensions = server\n[any]\ncommonName = supplied\n[server]\nbasicConstraints = CA:FALSE\nextendedKeyUsage = serverAuth\nsubjectAltName = IP:127.0.0.1,DNS:localhost\n";
+        std::fs::write(d.join("ca.cnf"), config).expect("write the CA config");
+        if !d.join("index.txt").exists() {
+            std::fs::write(d.join("index.txt"), "").expect("write the CA database");
+        }
+        openssl(
+            tool,
+            d,
+            &[
+                "req",
+                "-new",
+                "-key",
+                "server.key",
+                "-out",
+                &format!("{name}.csr"),
+                "-subj",
+                &format!("/CN=gpulse test {name}"),
+            ],
+        );
+        openssl(
+            tool,
+            d,
+            &[
+                "ca",
+                "-batch",
+                "-config",
+                "ca.cnf",
+                "-cert",
+                "ca.crt",
+                "-keyfile",
+                "ca.key",
+                "-in",
+                &format!("{name}.csr"),
+                "-out",
+                &format!("{name}.crt"),
+                "-notext",
+                "-startdate",
+                start,
+                "-enddate",
+                end,
+            ],
+        );
+        d.join(format!("{name}.crt"))
+    }
+}

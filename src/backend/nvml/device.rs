@@ -12,6 +12,7 @@ use super::calls::{Call, Unsupported};
 use super::errors::{classify, Failure};
 use super::health::{HealthReader, XidWatchCell};
 use super::merge::{BufferCadence, SampleBufferMerger};
+use super::mig::MigReader;
 use super::pcie::PcieReader;
 use super::processes::{merge_processes, newest_per_process, ProcessUtil};
 use super::values::{pstate_number, sample_value};
@@ -82,6 +83,8 @@ pub struct NvmlDeviceSampler {
     health: HealthReader,
     /// This GPU's XID queue, and the feed that keeps the XID thread running.
     xids: Option<(XidQueue, std::sync::Arc<XidFeed>)>,
+    /// The GPU's MIG instances, when it is in MIG mode.
+    mig: Option<MigReader>,
 }
 
 impl NvmlDeviceSampler {
@@ -108,6 +111,7 @@ impl NvmlDeviceSampler {
         };
         let watch = xids.as_ref().map(|x| x.0 .1.clone()).unwrap_or_default();
         NvmlDeviceSampler {
+            mig: MigReader::open(nvml, info.index, info.gpm_supported),
             nvml,
             health: HealthReader::new(nvml, &device, watch),
             xids: xids.map(|((queue, _), feed)| (queue, feed)),
@@ -421,7 +425,8 @@ impl DeviceSampler for NvmlDeviceSampler {
         m.energy_j = self.energy()?;
         let (held, health) = self.health.tick(&self.device, now)?;
         m.throttle_held = held;
-        let processes = self.processes()?;
+        let mut processes = self.processes()?;
+        let mig = self.mig.as_mut().map(|r| r.read(&mut processes));
 
         Ok(GpuReading {
             index: self.info.index,
@@ -430,6 +435,7 @@ impl DeviceSampler for NvmlDeviceSampler {
             util_windows,
             processes,
             health,
+            mig: mig.unwrap_or_default(),
             ..Default::default()
         })
     }

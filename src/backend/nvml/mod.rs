@@ -17,6 +17,7 @@ pub mod errors;
 pub mod fields;
 pub mod health;
 pub mod merge;
+mod mig;
 mod pcie;
 mod processes;
 mod values;

@@ -89,6 +89,8 @@ pub fn merge_processes(compute: &[ProcessInfo], graphics: &[ProcessInfo]) -> Vec
                 UsedGpuMemory::Used(b) => Some(b),
                 UsedGpuMemory::Unavailable => None,
             },
+            gpu_instance_id: p.gpu_instance_id,
+            compute_instance_id: p.compute_instance_id,
             ..Default::default()
         });
     }

@@ -2,6 +2,7 @@
 
 use super::faults::SimFaults;
 use super::job::Job;
+use super::mig::MigSim;
 use super::{
     Rng, Scenario, SimConfig, DRIVER_WINDOW_S, GIB, IDLE_POWER_W, MIB, POWER_LIMIT_W, TOTAL_MEM,
 };
@@ -31,6 +32,10 @@ pub struct SimDevice {
     processes: Option<(i64, Vec<GpuProcess>)>,
     /// The sick hardware of the `faulty` scenario.
     faults: Option<SimFaults>,
+    /// Whose jobs run here, under the `shared` scenario.
+    shared: bool,
+    /// The GPU's MIG instances, when it is in MIG mode.
+    mig: Option<MigSim>,
 }
 
 /// Seconds between readings of a simulated GPU's processes (as on NVML).
@@ -41,7 +46,12 @@ impl SimDevice {
         let kind = config.scenario.job_for(index);
         let mut noise = Rng::new(config.seed ^ (0xA5A5 + index as u64 * 7919));
         let phase = noise.range(0.0, DRIVER_WINDOW_S);
+        let shared = config.scenario == Scenario::Shared;
+        let pid = 4100 + index * 37 + (config.seed % 1000) as u32;
         SimDevice {
+            shared,
+            mig: (shared && index == super::shared::MIG_GPU)
+                .then(|| MigSim::new(config.seed, index, pid)),
             index,
             start,
             job: Job::new(kind, config.seed, index),
@@ -51,7 +61,7 @@ impl SimDevice {
             temp_c: 34.0,
             last_t: None,
             energy_j: 0.0,
-            pid: 4100 + index * 37 + (config.seed % 1000) as u32,
+            pid,
             processes: None,
             faults: (config.scenario == Scenario::Faulty)
                 .then(|| SimFaults::new(index, config.seed, start)),
@@ -106,6 +116,9 @@ impl SimDevice {
     /// Everything the driver would report at `now`, advancing the simulation to it.
     pub(super) fn reading(&mut self, now: UnixTime) -> GpuReading {
         let rel = (now - self.start).max(0.0);
+        if self.mig.is_some() {
+            return self.mig_reading(now, rel);
+        }
         self.job.extend(rel + 1.0);
         let windows = self.driver_windows(rel);
         let util_gpu = self.latest_util(&windows);
@@ -118,11 +131,14 @@ impl SimDevice {
         } else {
             self.job.mem_bytes + (self.noise.range(0.0, 12.0) as u64) * MIB
         };
-        let processes = if idle_job {
+        let mut processes = if idle_job {
             Vec::new()
         } else {
             vec![self.main_process(now, rel, mem_used, &act)]
         };
+        if self.shared {
+            processes.extend(super::shared::guests(self.index, self.pid));
+        }
         let processes = self.carried_processes(rel, processes);
         self.job.trim(rel - 5.0);
         let mut reading = GpuReading {
@@ -137,6 +153,45 @@ impl SimDevice {
             f.apply(now, &mut reading);
         }
         reading
+    }
+
+    /// A reading in MIG mode: no utilization, GPM per instance, each process in its instance.
+    fn mig_reading(&mut self, now: UnixTime, rel: f64) -> GpuReading {
+        let Some(mig) = self.mig.as_mut() else {
+            return GpuReading::empty(self.index, GpuStatus::Ok);
+        };
+        let tick = mig.tick(rel);
+        let act = Activity {
+            recent: 0.0,
+            power_avg: tick.power_avg,
+            sm_active: 0.0,
+            rx: 0.0,
+            tx: 0.0,
+        };
+        let power = self.power(&act, false);
+        self.advance_thermals(now, power);
+        let processes = self.carried_processes(rel, tick.processes);
+        let mut metrics = self.metrics(None, &act, power, tick.memory_used);
+        metrics.util_mem = None;
+        metrics.sm_active = tick.sm_active;
+        metrics.sm_occupancy = None;
+        metrics.tensor_active = tick.tensor_active;
+        metrics.dram_active = tick.dram_active;
+        metrics.pcie_rx_bytes_per_s = Some(2e5);
+        metrics.pcie_tx_bytes_per_s = Some(3e5);
+        metrics.sm_clock_mhz = Some(1980);
+        if let Some(t) = metrics.throttle.as_mut() {
+            *t &= !throttle::GPU_IDLE;
+        }
+        GpuReading {
+            index: self.index,
+            status: GpuStatus::Ok,
+            metrics,
+            util_windows: Vec::new(),
+            processes,
+            mig: tick.mig,
+            ..Default::default()
+        }
     }
 
     /// The driver windows completed up to `rel` (seconds since start) and not yet reported,
@@ -234,10 +289,14 @@ impl SimDevice {
             _ => 100.0 + self.noise.range(0.0, 15.0),
         };
         let command = format!("python train.py --job {}", self.job.kind.as_str());
+        let owner = self
+            .shared
+            .then(|| super::shared::owner(self.index))
+            .flatten();
         GpuProcess {
             pid: self.pid,
             kind: ProcessKind::Compute,
-            user: Some("sim".to_string()),
+            user: Some(owner.as_ref().map_or("sim", |o| o.1).to_string()),
             gpu_memory_bytes: Some(mem_used.saturating_sub(512 * MIB)),
             sm_util: Some((act.sm_active * 100.0).round()),
             mem_util: Some((act.recent * 40.0).round()),
@@ -248,9 +307,9 @@ impl SimDevice {
             command: Some(command),
             state: Some(if main_cpu >= 50.0 { 'R' } else { 'S' }),
             resolved: true,
-            local_pid: None,
-            namespace_pid: None,
             start_ticks: None,
+            job: owner.map(|o| o.0),
+            ..Default::default()
         }
     }
 

@@ -10,8 +10,10 @@
 mod device;
 mod faults;
 mod job;
+mod mig;
 mod rng;
 mod scenario;
+pub mod shared;
 
 pub use device::{SimDevice, PROCESS_PERIOD_S};
 pub use faults::{Ailment, HEALTH_PERIOD_S, OFF_BUS_AT_S, REMAP_XID_AT_S};

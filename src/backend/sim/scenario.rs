@@ -23,6 +23,9 @@ pub enum Scenario {
     /// A different job on each GPU (starving, healthy, checkpoint, memory-idle, ...).
     #[default]
     Mixed,
+    /// A node shared by teams: pods of two namespaces, a Docker container and a Slurm job, and
+    /// GPU 3 in MIG mode with three instances.
+    Shared,
     /// No process on any GPU.
     Idle,
     /// Healthy training on sick hardware: a GPU falls off the bus (XID 79), one waits for a
@@ -41,6 +44,7 @@ impl Scenario {
             Scenario::MemoryIdle => "memory-idle",
             Scenario::Fp32 => "fp32",
             Scenario::Mixed => "mixed",
+            Scenario::Shared => "shared",
             Scenario::Idle => "idle",
             Scenario::Faulty => "faulty",
         }
@@ -62,6 +66,7 @@ impl Scenario {
             Scenario::Mixed => MIX[index as usize % MIX.len()],
             // The hardware is what fails: every job trains healthily.
             Scenario::Faulty => Scenario::Healthy,
+            Scenario::Shared => super::shared::job_kind(index),
             other => other,
         }
     }

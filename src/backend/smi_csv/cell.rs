@@ -1,5 +1,5 @@
 //! One cell's value: numbers with or without units, text, hexadecimal masks; the not-available
-//! markers (`[N/A]`, `[Not Supported]`, `N/A`) are absent.
+//! markers (`[N/A]`, `[Not Supported]`, `N/A`, and dmon's `-`) are absent.
 
 /// A text cell; `None` for the not-available markers.
 pub(super) fn text(v: &str) -> Option<String> {
@@ -53,7 +53,7 @@ fn cell_general(v: &str) -> Result<Option<f64>, ()> {
         Some(end) => &v[..end],
         None => v,
     };
-    if num.is_empty() || num.starts_with('[') || num.eq_ignore_ascii_case("n/a") {
+    if num.is_empty() || num == "-" || num.starts_with('[') || num.eq_ignore_ascii_case("n/a") {
         return Ok(None);
     }
     // Most cells are small integers ("31 %", "7288 MiB") or short decimals ("436.07 W"): read

@@ -1,32 +1,50 @@
-//! nvidia-smi CSV logs as a recorded source.
+//! GPU logs as a recorded source: what nvidia-smi and DCGM write, read sample by sample.
 //!
-//! Reads what `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits] -l N` (or `-lms N`)
-//! writes: any subset and order of fields that includes `timestamp` and `utilization.gpu`, with or
-//! without units, with or without `index` (rows of several GPUs interleave; a sample ends when a
-//! GPU repeats). `[N/A]`, `[Not Supported]` and `N/A` are absent readings. Timestamps are local time
-//! (`TZ` applies). A headerless file needs its field list (`--fields`). Each row is also one driver
-//! utilization window, except rows closer than [`MIN_WINDOW_S`] to the previous one, which re-read
-//! the same window. Bad lines are skipped and counted.
+//! Formats, told apart by their first line:
+//! - `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits] -l N` (or `-lms N`): any
+//!   subset and order of fields that includes `timestamp` and `utilization.gpu` (or the same
+//!   names as wrapper scripts spell them, `utilization_gpu_percent`), with or without units, with
+//!   or without `index`. `timestamp` is nvidia-smi's local time, ISO-8601 or Unix seconds. Rows
+//!   of several GPUs interleave: with a GPU identity (`index`, `uuid`, `pci.bus_id`) a sample
+//!   ends when a GPU repeats; without one, rows are grouped by poll ([`polls`]).
+//! - `nvidia-smi dmon` (any `-s`, with or without `-o DT`): the repeated `#` header is skipped,
+//!   `-` is absent, `sm` is the utilization.
+//! - `dcgmi dmon -e ...`: DCGM's short field names; profiling ratios become percent.
+//! - plain `nvidia-smi` in a loop: the default table under its date line ([`table`]).
+//!
+//! `[N/A]`, `[Not Supported]`, `N/A` and `-` are absent readings. Local times take `TZ`. A log
+//! without clock times (dmon without `-o T`, `dcgmi dmon`) is placed 1 s per poll from the Unix
+//! epoch, or at the interval given, and says so ([`SampleSource::assumptions`]). Each row is
+//! also one driver utilization window, except rows closer than [`MIN_WINDOW_S`] to the previous
+//! one, which re-read the same window. Bad lines are skipped and counted. Input may be gzip or
+//! zstd compressed.
 
 mod cell;
 mod clock;
 mod field;
 mod group;
+mod header;
 mod lines;
 mod open;
+mod polls;
 mod row;
+mod table;
+mod table_rows;
 
-use std::collections::HashMap;
-use std::io::BufRead;
-use std::path::PathBuf;
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
 
+use super::tick_times::TickTimes;
 use super::{LineCounts, SampleSource};
-use crate::model::{GpuReading, Sample, SystemInfo, UnixTime};
+use crate::model::{GpuReading, Sample, SystemInfo};
 use crate::printable;
 use clock::LocalClock;
-use field::Field;
-use group::Pending;
+use group::QueuedRow;
+use header::Layout;
+use lines::Lines;
+use polls::PollShape;
 use row::RowMeta;
+pub use table::SmiTableSource;
 
 /// The backend name of a system read from an nvidia-smi log (`SystemInfo::backend`).
 pub const BACKEND: &str = "nvidia-smi-csv";
@@ -38,7 +56,7 @@ pub const MIN_WINDOW_S: f64 = 0.15;
 pub const MAX_LINE_BYTES: u64 = 64 * 1024;
 const MIB: f64 = 1048576.0;
 
-/// Why a CSV log cannot be read at all.
+/// Why a log cannot be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum SmiCsvError {
     #[error("cannot read '{}': {cause}", printable::path(.path))]
@@ -52,12 +70,57 @@ pub enum SmiCsvError {
     Unrecognised { path: PathBuf, why: String },
 }
 
-/// An nvidia-smi CSV log, read sample by sample.
+/// How to read a log that does not say everything itself.
+#[derive(Debug, Clone, Default)]
+pub struct LogOptions {
+    /// The columns of a CSV log written with `noheader`, in query order.
+    pub fields: Option<Vec<String>>,
+    /// The poll interval of a log without clock times (`nvidia-smi dmon -d N`, `dcgmi dmon -d
+    /// MS`), seconds; each tool's default when `None`.
+    pub interval_s: Option<f64>,
+}
+
+/// Open any of the formats above, uncompressing gzip or zstd.
+pub fn open_log(
+    path: &Path,
+    options: &LogOptions,
+) -> Result<Box<dyn SampleSource + Send>, SmiCsvError> {
+    let (reader, _) = super::input::open_decompressed(path).map_err(|cause| SmiCsvError::Read {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    read_log(path, reader, options)
+}
+
+/// [`open_log`] from any reader; `path` names it in messages.
+pub fn read_log(
+    path: &Path,
+    reader: Box<dyn std::io::BufRead + Send>,
+    options: &LogOptions,
+) -> Result<Box<dyn SampleSource + Send>, SmiCsvError> {
+    match SmiCsvSource::start(path, reader, options)? {
+        open::Opened::Columns(src) => Ok(Box::new(*src)),
+        open::Opened::Table(src) => Ok(Box::new(*src)),
+    }
+}
+
+/// Lines counted while reading.
+#[derive(Debug, Default)]
+struct Counts {
+    /// Data rows read.
+    rows: usize,
+    bad_lines: usize,
+    first_bad: Option<usize>,
+    unknown_gpus: usize,
+    /// Rows of polls cut short (a log without GPU identity), skipped rather than merged.
+    incomplete_rows: usize,
+}
+
+/// A log of rows and columns (CSV, `nvidia-smi dmon`, `dcgmi dmon`), read sample by sample.
 pub struct SmiCsvSource {
     name: String,
-    reader: Box<dyn BufRead>,
-    fields: Vec<Field>,
-    has_index: bool,
+    lines: Lines,
+    layout: Layout,
     clock: LocalClock,
     system: SystemInfo,
     /// Stable GPU index of each identity (uuid or bus id) when the log has no `index`.
@@ -65,29 +128,37 @@ pub struct SmiCsvSource {
     /// Time of each GPU's last driver window, by GPU index.
     last_window: Vec<(u32, f64)>,
     first: Option<Vec<GpuReading>>,
-    pending: Option<Pending>,
+    /// Rows read ahead: the row that ended the previous sample, the rows a poll shape was
+    /// learnt from.
+    queue: VecDeque<QueuedRow>,
     /// Time and identity of each row of the sample being read (reused).
     metas: Vec<RowMeta>,
-    line_no: usize,
-    raw: Vec<u8>,
-    /// Data rows read.
-    rows: usize,
-    bad_lines: usize,
-    first_bad: Option<usize>,
-    unknown_gpus: usize,
+    /// How rows without a GPU identity make a poll.
+    polls: Option<PollShape>,
+    /// A log without clock times: the seconds between polls taken.
+    untimed_interval_s: Option<f64>,
+    /// Polls given out of a log without clock times.
+    untimed_polls: u64,
+    /// A time of day without a date: midnights passed, and the last time of day read.
+    days: u32,
+    last_time_of_day: Option<f64>,
+    counts: Counts,
     /// Why reading stopped before the end of the file, if it did.
     stopped: Option<String>,
-    /// Time of the last sample given out, and samples skipped for not being after it.
-    last_t: Option<UnixTime>,
-    out_of_order: usize,
+    /// Checks the samples' times; samples come out of it one sample late.
+    times: TickTimes<Sample>,
+    samples_read: u64,
+    /// Every sample has been read (some may wait in `times`).
+    ended: bool,
     done: bool,
+    assumptions: Vec<String>,
 }
 
 impl std::fmt::Debug for SmiCsvSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SmiCsvSource")
             .field("name", &self.name)
-            .field("line_no", &self.line_no)
+            .field("line_no", &self.lines.line_no)
             .finish()
     }
 }
@@ -99,115 +170,74 @@ impl SampleSource for SmiCsvSource {
 
     fn next_sample(&mut self) -> Option<Sample> {
         loop {
+            if let Some(s) = self.times.pop() {
+                return Some(s);
+            }
+            if self.ended {
+                return None;
+            }
             let rows = match self.first.take() {
                 Some(rows) => rows,
                 None => self.next_group(None),
             };
             if rows.is_empty() {
-                return None;
+                self.ended = true;
+                self.times.finish();
+                continue;
             }
-            // Time runs forward: a sample not after the one before (a clock set back, logs
-            // concatenated out of order) is skipped, as a recording's reader does.
-            let t = self.metas.first().map(|m| m.t);
-            if let (Some(t), Some(last)) = (t, self.last_t) {
-                if t <= last {
-                    self.out_of_order += 1;
-                    continue;
-                }
-            }
-            self.last_t = t;
-            return Some(self.build(rows));
+            self.place_untimed();
+            // Time runs forward and does not jump about: a sample whose time is damaged, or
+            // not after the one before (a clock set back, logs concatenated out of order), is
+            // dropped, as a recording's reader does.
+            self.samples_read += 1;
+            let sample = self.build(rows);
+            self.times.push(sample, self.samples_read);
         }
     }
 
     fn warnings(&self) -> Vec<String> {
+        let (name, c) = (&self.name, &self.counts);
         let mut w = Vec::new();
-        if self.bad_lines > 0 {
+        if c.bad_lines > 0 {
             w.push(format!(
-                "{}: skipped {} unreadable line(s), the first at line {}",
-                self.name,
-                self.bad_lines,
-                self.first_bad.unwrap_or(0)
+                "{name}: skipped {} unreadable line(s), the first at line {}",
+                c.bad_lines,
+                c.first_bad.unwrap_or(0)
             ));
         }
         if let Some(why) = &self.stopped {
             w.push(format!(
-                "{}: reading stopped early: {why}; what came before is analysed",
-                self.name
+                "{name}: reading stopped early: {why}; what came before is analysed"
             ));
         }
-        if self.out_of_order > 0 {
+        if c.incomplete_rows > 0 {
             w.push(format!(
-                "{}: skipped {} sample(s) whose time was not after the previous sample's",
-                self.name, self.out_of_order
+                "{name}: skipped {} row(s) of polls that could not be read whole (cut short, or a row as late as a poll; rows without a GPU identity are never merged across polls, and there are {} GPUs a poll)",
+                c.incomplete_rows,
+                self.system.devices.len()
             ));
         }
-        if self.unknown_gpus > 0 {
+        for dropped in self.times.drops().warnings("sample") {
+            w.push(format!("{name}: {dropped}"));
+        }
+        if c.unknown_gpus > 0 {
             w.push(format!(
-                "{}: {} reading(s) of GPUs absent from the first sample were ignored",
-                self.name, self.unknown_gpus
+                "{name}: {} reading(s) of GPUs absent from the first sample were ignored",
+                c.unknown_gpus
             ));
         }
         w
     }
 
+    fn assumptions(&self) -> Vec<String> {
+        self.assumptions.clone()
+    }
+
     fn line_counts(&self) -> Option<LineCounts> {
         Some(LineCounts {
-            read: self.rows as u64,
-            skipped: self.bad_lines as u64,
-            first_skipped: self.first_bad.map(|l| l as u64),
+            read: self.counts.rows as u64,
+            skipped: self.counts.bad_lines as u64,
+            first_skipped: self.counts.first_bad.map(|l| l as u64),
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::path::Path;
-
-    fn source(text: &[u8]) -> Result<SmiCsvSource, SmiCsvError> {
-        let reader = std::io::Cursor::new(text.to_vec());
-        SmiCsvSource::from_reader(Path::new("log.csv"), Box::new(reader), None)
-    }
-
-    #[test]
-    fn a_first_line_that_is_not_a_header_is_quoted_with_its_bytes_escaped() {
-        let e = source(b"\x7fELF\x02\x01\0\0\r\x1b[2J\xff rest\n")
-            .expect_err("not a log")
-            .to_string();
-        assert!(
-            e.contains("first line '\\x7fELF\\x02\\x01\\0\\0\\r\\x1b[2J\\xff rest'"),
-            "{e}"
-        );
-        assert!(!e.chars().any(char::is_control), "{e:?}");
-    }
-
-    #[test]
-    fn read_and_skipped_lines_are_counted_and_time_only_runs_forward() {
-        let mut text = String::from("timestamp, index, utilization.gpu [%]\n");
-        for (sec, util) in [(10, 50), (11, 60), (9, 70), (11, 80), (12, 90)] {
-            text.push_str(&format!("2026/12/02 13:28:{sec:02}.000, 0, {util} %\n"));
-        }
-        text.push_str("garbage\n,,,\n");
-        let mut src = source(text.as_bytes()).expect("a log");
-        let utils: Vec<Option<f64>> = std::iter::from_fn(|| src.next_sample())
-            .map(|s| s.gpus[0].metrics.util_gpu)
-            .collect();
-        assert_eq!(utils, vec![Some(50.0), Some(60.0), Some(90.0)]);
-        let counts = src.line_counts().expect("counts");
-        assert_eq!(
-            counts,
-            LineCounts {
-                read: 5,
-                skipped: 2,
-                first_skipped: Some(7)
-            }
-        );
-        assert!(!counts.mostly_unreadable());
-        let w = src.warnings().join("\n");
-        assert!(
-            w.contains("skipped 2 sample(s) whose time was not after"),
-            "{w}"
-        );
     }
 }

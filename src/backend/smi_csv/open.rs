@@ -1,97 +1,127 @@
-//! Opening a log: its header (or the fields given), and its GPUs learnt from the first sample.
+//! Opening a log: its format from its first line, and its GPUs learnt from the first sample.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::BufRead;
 use std::path::Path;
 
+use super::super::tick_times::TickTimes;
 use super::clock::LocalClock;
-use super::field::{field_of, Field};
-use super::group::Pending;
-use super::{SmiCsvError, SmiCsvSource, BACKEND};
+use super::group::QueuedRow;
+use super::header::{classify, untimed_note, FirstLine, Format, Layout, NO_DATE_NOTE};
+use super::lines::Lines;
+use super::table::SmiTableSource;
+use super::{Counts, LogOptions, SmiCsvError, SmiCsvSource, BACKEND};
 use crate::model::{DeviceInfo, GpuReading, SystemInfo};
 use crate::printable;
 
-/// Why a log is not one: what a header must name, and how to read a log without one.
-pub(super) const HEADERLESS: &str = "expected a header line naming at least `timestamp` and `utilization.gpu` (as `nvidia-smi --query-gpu=timestamp,index,utilization.gpu,... --format=csv` writes); for a log written with `noheader`, pass its field list with `--fields timestamp,index,utilization.gpu,...` in the order of the query";
+/// The default poll interval of `nvidia-smi dmon` and `dcgmi dmon`: 1 s.
+const DMON_INTERVAL_S: f64 = 1.0;
 
-/// The first non-empty line of a log.
-enum FirstLine {
-    /// A header: the columns it names.
-    Header(Vec<Field>),
-    /// Not a header (a headerless log's first row), and how it is quoted in messages.
-    Row { line: String, shown: String },
-    /// None: the log is empty.
-    Nothing,
+/// A log opened, by kind.
+pub(super) enum Opened {
+    Columns(Box<SmiCsvSource>),
+    Table(Box<SmiTableSource>),
 }
 
 impl SmiCsvSource {
-    /// Open a log file. `fields` names the columns of a headerless log.
+    /// Open a CSV, `nvidia-smi dmon` or `dcgmi dmon` log (gzip or zstd too). `fields` names the
+    /// columns of a headerless CSV log.
     pub fn open(path: &Path, fields: Option<&[String]>) -> Result<Self, SmiCsvError> {
-        let file = std::fs::File::open(path).map_err(|cause| SmiCsvError::Read {
-            path: path.to_path_buf(),
-            cause,
-        })?;
-        let reader = std::io::BufReader::with_capacity(1 << 16, file);
-        Self::from_reader(path, Box::new(reader), fields)
+        let (reader, _) =
+            crate::backend::input::open_decompressed(path).map_err(|cause| SmiCsvError::Read {
+                path: path.to_path_buf(),
+                cause,
+            })?;
+        Self::from_reader(path, reader, fields)
     }
 
-    /// Read a log from any reader; `path` names it in messages.
+    /// [`Self::open`] from any reader; `path` names it in messages.
     pub fn from_reader(
         path: &Path,
-        reader: Box<dyn BufRead>,
+        reader: Box<dyn BufRead + Send>,
         fields: Option<&[String]>,
     ) -> Result<Self, SmiCsvError> {
+        let options = LogOptions {
+            fields: fields.map(<[String]>::to_vec),
+            interval_s: None,
+        };
+        match Self::start(path, reader, &options)? {
+            Opened::Columns(src) => Ok(*src),
+            Opened::Table(_) => Err(SmiCsvError::Unrecognised {
+                path: path.to_path_buf(),
+                why: "it is the plain `nvidia-smi` table, read with `open_log`".into(),
+            }),
+        }
+    }
+
+    /// Read the first line of `reader` and open the log it starts.
+    pub(super) fn start(
+        path: &Path,
+        reader: Box<dyn BufRead + Send>,
+        options: &LogOptions,
+    ) -> Result<Opened, SmiCsvError> {
         let unrecognised = |why: String| SmiCsvError::Unrecognised {
             path: path.to_path_buf(),
             why,
         };
-        let mut src = Self::unread(path, reader);
-        let first = src.first_line().map_err(|cause| SmiCsvError::Read {
-            path: path.to_path_buf(),
-            cause,
-        })?;
-        let (header, first_row) = match first {
-            FirstLine::Nothing => {
-                return Err(SmiCsvError::Empty {
-                    path: path.to_path_buf(),
-                })
-            }
-            FirstLine::Header(cols) => (Some(cols), None),
-            FirstLine::Row { line, shown } => (None, Some((line, shown))),
-        };
-        src.fields = match (fields, header) {
-            (Some(f), _) => f.iter().map(|c| field_of(c)).collect(),
-            (None, Some(h)) => h,
-            (None, None) => {
-                let shown = first_row.as_ref().map_or("", |(_, shown)| shown.as_str());
-                return Err(unrecognised(format!(
-                    "first line '{shown}' is not a header; {HEADERLESS}"
-                )));
+        let mut lines = Lines::new(reader);
+        let line = loop {
+            let next = lines.next_text().map_err(|cause| SmiCsvError::Read {
+                path: path.to_path_buf(),
+                cause,
+            })?;
+            match next {
+                None => {
+                    return Err(SmiCsvError::Empty {
+                        path: path.to_path_buf(),
+                    })
+                }
+                Some(l) if l.is_empty() => continue,
+                Some(l) => break l,
             }
         };
-        for (need, what) in [
-            (Field::Timestamp, "timestamp"),
-            (Field::UtilGpu, "utilization.gpu"),
-        ] {
-            if !src.fields.contains(&need) {
-                return Err(unrecognised(format!("no `{what}` column; {HEADERLESS}")));
+        let shown = printable::bytes(lines.raw.trim_ascii(), 60);
+        let (layout, first_row) = match classify(&line, &shown, options).map_err(unrecognised)? {
+            FirstLine::Table => {
+                let src = SmiTableSource::start(path, lines, &line).map_err(unrecognised)?;
+                return Ok(Opened::Table(Box::new(src)));
             }
-        }
-        src.has_index = src.fields.contains(&Field::Index);
-        if let Some((line, _)) = first_row {
+            FirstLine::Columns(layout) => (layout, None),
+            FirstLine::Row { layout, line } => (layout, Some(line)),
+        };
+        let mut src = Self::unread(path, lines, layout, options);
+        if let Some(line) = first_row {
             src.keep_first_row(&line);
         }
         src.learn_gpus().map_err(unrecognised)?;
-        Ok(src)
+        Ok(Opened::Columns(Box::new(src)))
     }
 
-    /// A source over `reader` with nothing read yet.
-    fn unread(path: &Path, reader: Box<dyn BufRead>) -> Self {
+    /// A source over `lines` with no data row read yet.
+    fn unread(path: &Path, lines: Lines, layout: Layout, options: &LogOptions) -> Self {
+        let mut assumptions = Vec::new();
+        let untimed_interval_s = (!layout.timed).then(|| {
+            let interval = options.interval_s.unwrap_or(DMON_INTERVAL_S);
+            assumptions.push(untimed_note(
+                layout.format,
+                interval,
+                options.interval_s.is_some(),
+            ));
+            interval
+        });
+        let fields = &layout.fields;
+        if fields.contains(&super::field::Field::TimeOfDay)
+            && !fields.contains(&super::field::Field::Date)
+        {
+            assumptions.push(NO_DATE_NOTE.to_string());
+        }
+        if fields.contains(&super::field::Field::Ratio(super::field::Percent::Util)) {
+            assumptions.push(super::header::ENGINE_ACTIVITY_NOTE.to_string());
+        }
         SmiCsvSource {
             name: printable::path(path),
-            reader,
-            fields: Vec::new(),
-            has_index: false,
+            lines,
+            layout,
             clock: LocalClock::new(),
             system: SystemInfo {
                 hostname: path
@@ -104,67 +134,60 @@ impl SmiCsvSource {
             ids: HashMap::new(),
             last_window: Vec::new(),
             first: None,
-            pending: None,
+            queue: VecDeque::new(),
             metas: Vec::new(),
-            line_no: 0,
-            raw: Vec::new(),
-            rows: 0,
-            bad_lines: 0,
-            first_bad: None,
-            unknown_gpus: 0,
+            polls: None,
+            untimed_interval_s,
+            untimed_polls: 0,
+            days: 0,
+            last_time_of_day: None,
+            counts: Counts::default(),
             stopped: None,
-            last_t: None,
-            out_of_order: 0,
+            times: TickTimes::new(),
+            samples_read: 0,
+            ended: false,
             done: false,
+            assumptions,
         }
-    }
-
-    /// The first non-empty line: a header when it names `timestamp`, else a row.
-    fn first_line(&mut self) -> std::io::Result<FirstLine> {
-        while let Some(line) = self.read_line()? {
-            let line = line.trim().to_string();
-            if line.is_empty() {
-                continue;
-            }
-            let cols: Vec<Field> = line.split(',').map(field_of).collect();
-            if cols.contains(&Field::Timestamp) {
-                return Ok(FirstLine::Header(cols));
-            }
-            let shown = printable::bytes(self.raw.trim_ascii(), 60);
-            return Ok(FirstLine::Row { line, shown });
-        }
-        Ok(FirstLine::Nothing)
     }
 
     /// A headerless log read with `--fields`: its first line is a row, kept as the first of the
     /// first sample (or counted as unreadable).
     fn keep_first_row(&mut self, line: &str) {
-        let n = self.line_no;
+        let n = self.lines.line_no;
         let mut reading = GpuReading::default();
         let mut info = DeviceInfo::default();
         match self.parse_row(line, &mut reading, Some(&mut info)) {
-            Some(meta) => {
-                self.rows += 1;
-                self.pending = Some(Pending {
+            Ok(meta) => {
+                self.counts.rows += 1;
+                self.queue.push_back(QueuedRow {
                     meta,
                     reading,
                     info: Some(info),
                 })
             }
-            None => self.bad(n),
+            Err(_) => self.bad(n),
         }
     }
 
     /// Learn the GPUs from the first sample, kept to be given out first; `Err` (why) when the
-    /// log has no readable row.
+    /// log has no readable row, or rows without GPU identity that cannot be told apart by poll.
     fn learn_gpus(&mut self) -> Result<(), String> {
+        if !self.layout.identified {
+            self.learn_polls()?;
+        }
         let mut infos = Vec::new();
         let rows = self.next_group(Some(&mut infos));
         if rows.is_empty() {
             return Err(format!(
-                "no readable data row ({} line(s) skipped, the first at line {}); expected rows like '2026/12/02 13:28:37.117, 0, 31 %, ...' matching the header",
-                self.bad_lines,
-                self.first_bad.map(|l| l.to_string()).unwrap_or_else(|| "-".into())
+                "no readable data row ({} line(s) skipped, the first at line {}); expected rows like {} matching the header",
+                self.counts.bad_lines,
+                self.counts.first_bad.map(|l| l.to_string()).unwrap_or_else(|| "-".into()),
+                match self.layout.format {
+                    Format::Csv => "'2026/12/02 13:28:37.117, 0, 31 %, ...'",
+                    Format::Dmon => "'    0    70    48     -     5 ...'",
+                    Format::Dcgmi => "'GPU 0     0.512 ...'",
+                }
             ));
         }
         let metas = std::mem::take(&mut self.metas);
@@ -176,5 +199,57 @@ impl SmiCsvSource {
         self.system.devices.sort_by_key(|d| d.index);
         self.first = Some(rows);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::SampleSource;
+
+    fn source(text: &[u8]) -> Result<SmiCsvSource, SmiCsvError> {
+        let reader = std::io::Cursor::new(text.to_vec());
+        SmiCsvSource::from_reader(Path::new("log.csv"), Box::new(reader), None)
+    }
+
+    #[test]
+    fn a_first_line_that_is_not_a_header_is_quoted_with_its_bytes_escaped() {
+        let e = source(b"\x7fELF\x02\x01\0\0\r\x1b[2J\xff rest\n")
+            .expect_err("not a log")
+            .to_string();
+        assert!(
+            e.contains("first line '\\x7fELF\\x02\\x01\\0\\0\\r\\x1b[2J\\xff rest'"),
+            "{e}"
+        );
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+    }
+
+    #[test]
+    fn read_and_skipped_lines_are_counted_and_time_only_runs_forward() {
+        let mut text = String::from("timestamp, index, utilization.gpu [%]\n");
+        for (sec, util) in [(10, 50), (11, 60), (9, 70), (11, 80), (12, 90)] {
+            text.push_str(&format!("2026/12/02 13:28:{sec:02}.000, 0, {util} %\n"));
+        }
+        text.push_str("garbage\n,,,\n");
+        let mut src = source(text.as_bytes()).expect("a log");
+        let utils: Vec<Option<f64>> = std::iter::from_fn(|| src.next_sample())
+            .map(|s| s.gpus[0].metrics.util_gpu)
+            .collect();
+        assert_eq!(utils, vec![Some(50.0), Some(60.0), Some(90.0)]);
+        let counts = src.line_counts().expect("counts");
+        assert_eq!(
+            counts,
+            crate::backend::LineCounts {
+                read: 5,
+                skipped: 2,
+                first_skipped: Some(7)
+            }
+        );
+        assert!(!counts.mostly_unreadable());
+        let w = src.warnings().join("\n");
+        assert!(
+            w.contains("dropped 2 tick(s) whose time was not after"),
+            "{w}"
+        );
     }
 }

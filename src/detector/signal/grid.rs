@@ -3,6 +3,11 @@
 /// Finest step of the resampled grid the autocorrelation runs on (the H200's driver window).
 pub const GRID_S: f64 = 0.2;
 
+/// The most cells a grid is built with. A window spans at most `window_s` (an hour: 18,000
+/// cells); a longer span comes from damaged times, and a grid sized from it would take memory
+/// without bound, so it has no period.
+pub const MAX_CELLS: usize = 1 << 17;
+
 /// The period search's grid and what it was built from within the current analysis (the mean's
 /// and the step's bits, and the cell count): the bands and the searches of the latest dip edges
 /// use the same one.
@@ -131,7 +136,12 @@ pub(super) fn acf_peak(
     let AcfBuffers { grid, sums, rs } = bufs;
     let t0 = ts[0];
     let grid_s = GRID_S.max(spacing / 25.0);
-    let m = ((ts[ts.len() - 1] - t0) / grid_s).floor() as usize + 1;
+    let cells = ((ts[ts.len() - 1] - t0) / grid_s).floor();
+    // A NaN span is refused too.
+    if cells.is_nan() || cells >= MAX_CELLS as f64 {
+        return None;
+    }
+    let m = cells.max(0.0) as usize + 1;
     let key = (mean.to_bits(), grid_s.to_bits(), m);
     if grid.built != Some(key) {
         resample(ts, us, mean, grid_s, m, &mut grid.cells);

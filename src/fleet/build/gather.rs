@@ -240,6 +240,7 @@ fn new_gpu((instance, gpu): (&str, &str), grid: Grid) -> FleetGpu {
         notes: Vec::new(),
         health: None,
         ledger: None,
+        jobs_lost: Vec::new(),
         util: grid.trace(),
         memory_used: grid.trace(),
         power: grid.trace(),

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
 
-use super::auth::BasicAuthUsers;
+use super::auth::{AuthCheck, BasicAuthUsers};
 use super::head::{find_head_end, parse_head, Reject};
 use super::slots::{Phase, Slot};
 use super::{Exposition, Limits};
@@ -130,20 +130,7 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
         return false;
     }
     if let Some(users) = &shared.users {
-        let check = users.allows(req.authorization);
-        let allowed = tokio::time::timeout(limits.head_timeout, check)
-            .await
-            .unwrap_or(false);
-        if !allowed {
-            let response = Response {
-                status: 401,
-                content_type: "text/plain",
-                body: b"unauthorized: send the user and password of basic_auth_users\n",
-                extra_headers: "WWW-Authenticate: Basic realm=\"gpulse\"\r\n",
-            };
-            if respond(stream, &response, false, false, limits).await {
-                close_gently(stream).await;
-            }
+        if !let_in(stream, users, req.authorization, limits).await {
             return false;
         }
     }
@@ -181,6 +168,41 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
     ok && keep
 }
 
+/// Whether the credentials of `authorization` let the request in; when not, the answer (401, or
+/// 429 when the check could not be made in time) has been sent.
+async fn let_in<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    users: &Arc<BasicAuthUsers>,
+    authorization: Option<&str>,
+    limits: Limits,
+) -> bool {
+    let check = users.allows(authorization);
+    // Past the deadline the answer is not known: the client is told to come back, not that its
+    // credentials are wrong.
+    let verdict = tokio::time::timeout(limits.head_timeout, check)
+        .await
+        .unwrap_or(AuthCheck::Busy);
+    let response = match verdict {
+        AuthCheck::Allowed => return true,
+        AuthCheck::Denied => Response {
+            status: 401,
+            content_type: "text/plain",
+            body: b"unauthorized: send the user and password of basic_auth_users\n",
+            extra_headers: "WWW-Authenticate: Basic realm=\"gpulse\"\r\n",
+        },
+        AuthCheck::Busy => Response {
+            status: 429,
+            content_type: "text/plain",
+            body: b"too many password checks at once; try again in a second\n",
+            extra_headers: "Retry-After: 1\r\n",
+        },
+    };
+    if respond(stream, &response, false, false, limits).await {
+        close_gently(stream).await;
+    }
+    false
+}
+
 const INDEX: &str = "<!doctype html>\n<html><head><title>gpulse exporter</title></head><body>\n<h1>gpulse exporter</h1>\n<p><a href=\"/metrics\">/metrics</a>: GPU metrics in the Prometheus text format (dcgm-exporter names plus <code>gpulse_*</code>).</p>\n<p><a href=\"/healthz\">/healthz</a>: 200 while sampling is fresh, 503 when it is not.</p>\n</body></html>\n";
 
 struct Response<'a> {
@@ -211,6 +233,7 @@ fn reason(status: u16) -> &'static str {
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         413 => "Content Too Large",
+        429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         503 => "Service Unavailable",
         _ => "Error",

@@ -20,7 +20,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::watch;
 
 use crate::engine::Snapshot;
@@ -98,6 +98,25 @@ impl Exposition {
     }
 }
 
+/// Connections the kernel completes and keeps for the server to accept, as node_exporter asks
+/// (Linux caps it at `net.core.somaxconn`, 4096 by default). A burst of connects larger than
+/// the queue has its excess SYNs dropped, and their clients wait a second to try again.
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on `addr` with a queue of [`LISTEN_BACKLOG`] connections (tokio's `bind` asks for
+/// 128). Call within a runtime.
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    // As `TcpListener::bind`: a restarted exporter binds its port again at once.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Bind `addr` and serve on the current runtime. Returns the bound address and the accept task.
 pub async fn serve(
     addr: SocketAddr,
@@ -106,7 +125,7 @@ pub async fn serve(
     limits: Limits,
     security: WebSecurity,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
-    let listener = TcpListener::bind(addr).await?;
+    let listener = listen(addr)?;
     let bound = listener.local_addr()?;
     let shared = Arc::new(Shared {
         expo: Exposition {

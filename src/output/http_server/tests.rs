@@ -174,8 +174,8 @@ fn listed_users_are_let_in_and_others_get_401() {
     let users =
         auth::BasicAuthUsers::new(&BTreeMap::from([("alice".to_string(), hash)])).expect("valid");
     let security = WebSecurity {
-        tls: None,
         users: Some(Arc::new(users)),
+        ..WebSecurity::default()
     };
     let (addr, _rt) = start(Limits::default(), security);
     assert_eq!(get(addr, ""), Some(401));
@@ -187,4 +187,79 @@ fn listed_users_are_let_in_and_others_get_401() {
         get(addr, "Authorization: Basic YWxpY2U6czNjcjN0\r\n"),
         Some(200)
     );
+}
+
+/// Under a flood of wrong passwords a request whose check cannot run in time is told to come
+/// back (429 with Retry-After), never that its right password is wrong; once the flood ends,
+/// the right password gets in.
+#[test]
+fn a_wrong_password_flood_answers_its_excess_429_never_a_wrong_401() {
+    let hash = bcrypt::hash("s3cr3t", 10).expect("hash");
+    let users =
+        auth::BasicAuthUsers::new(&BTreeMap::from([("alice".to_string(), hash)])).expect("valid");
+    let users = Arc::new(users);
+    let security = WebSecurity {
+        users: Some(users.clone()),
+        ..WebSecurity::default()
+    };
+    let (addr, _rt) = start(short_limits(), security);
+    let (wrong, right) = ("Basic YWxpY2U6d3Jvbmc=", "Basic YWxpY2U6czNjcjN0");
+    let clients: Vec<_> = (0..40)
+        .map(|i| {
+            let header = format!(
+                "Authorization: {}\r\n",
+                if i % 8 == 7 { right } else { wrong }
+            );
+            std::thread::spawn(move || (i % 8 == 7, get(addr, &header)))
+        })
+        .collect();
+    let mut busy = 0;
+    for c in clients {
+        let (is_right, status) = c.join().expect("client");
+        match (is_right, status) {
+            (_, Some(429)) => busy += 1,
+            (true, Some(200)) | (false, Some(401)) => {}
+            other => panic!("right password {}: {other:?}", other.0),
+        }
+    }
+    assert!(busy > 0, "the flood's excess is told to come back");
+    assert!(users.most_checks_at_once() <= auth::CHECKS_AT_ONCE);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get(addr, &format!("Authorization: {right}\r\n")) != Some(200) {
+        assert!(Instant::now() < deadline, "the right password never got in");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Connects that come faster than the server accepts them wait in the kernel's queue: a burst
+/// of them all complete at once (with tokio's default queue of 128 the rest would have their
+/// SYNs dropped and wait a second to try again). Nothing accepts here, so only the queue holds
+/// them.
+#[test]
+fn a_burst_of_connects_waits_in_the_listen_queue() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let listener = rt
+        .block_on(async { listen("127.0.0.1:0".parse().expect("addr")) })
+        .expect("listen");
+    let addr = listener.local_addr().expect("addr");
+    let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4096);
+    let burst = somaxconn.min(1000);
+    assert!(
+        burst > 200,
+        "net.core.somaxconn = {somaxconn} caps every listen queue below what this test bursts"
+    );
+    let mut open = Vec::with_capacity(burst);
+    for i in 0..burst {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(500)) {
+            Ok(s) => open.push(s),
+            Err(e) => panic!("connect {i} of {burst} did not complete: {e}"),
+        }
+    }
+    assert_eq!(open.len(), burst);
 }

@@ -14,6 +14,7 @@ use crate::model::{Evidence, FindingKind, GpuStatus};
 mod dcgm;
 mod dcgm_current;
 mod health;
+mod jobs;
 mod naming;
 
 use dcgm::DEVICE_METRICS;
@@ -27,6 +28,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub const GPULSE_METRICS: &[&str] = &[
     "gpulse_gpu_up",
     "gpulse_verdict",
+    "gpulse_mig_verdict",
     "gpulse_finding_active",
     "gpulse_lost_fraction",
     "gpulse_starvation_period_seconds",
@@ -151,6 +153,7 @@ pub fn render_named(s: &Snapshot, show: &dyn Fn(u32) -> bool, names: DcgmNames) 
     health::render(&mut out, &gpus, names);
     gpu_up(&mut out, &gpus);
     verdicts(&mut out, &gpus);
+    jobs::mig_verdicts(&mut out, &gpus);
     findings_active(&mut out, &gpus);
     evidence_gauge(
         &mut out,
@@ -179,19 +182,26 @@ fn answered(g: &GpuSnapshot) -> bool {
     g.status == GpuStatus::Ok
 }
 
-/// One gauge per device metric, a value per answering GPU that reported it; a metric no GPU
-/// reported is left out entirely, header included.
+/// One gauge per device metric, a value per answering GPU that reported it (once per job on it,
+/// and one per MIG instance: see [`jobs`]); a metric no GPU reported is left out entirely,
+/// header included.
 fn device_gauges(out: &mut String, gpus: &[(&GpuSnapshot, String)], names: DcgmNames) {
     let table = match names {
         DcgmNames::Legacy => DEVICE_METRICS,
         DcgmNames::Current => DEVICE_METRICS_CURRENT,
     };
     for m in table {
-        let values: Vec<(&String, f64)> = gpus
+        let mut values: Vec<(String, f64)> = gpus
             .iter()
             .filter(|(g, _)| answered(g))
-            .filter_map(|(g, l)| (m.read)(&g.current).map(|v| (l, v)))
+            .filter_map(|(g, l)| (m.read)(&g.current).map(|v| (g, l, v)))
+            .flat_map(|(g, l, v)| {
+                jobs::device_label_sets(g)
+                    .into_iter()
+                    .map(move |set| (format!("{l}{set}"), v))
+            })
             .collect();
+        values.extend(jobs::instance_values(m.name, gpus));
         if values.is_empty() {
             continue;
         }

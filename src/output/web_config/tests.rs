@@ -36,8 +36,8 @@ fn users_with_bcrypt_hashes_are_read() {
     assert!(!format!(
         "{:?}",
         WebSecurity {
-            tls: None,
-            users: Some(users)
+            users: Some(users),
+            ..WebSecurity::default()
         }
     )
     .contains(&hash));

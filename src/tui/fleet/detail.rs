@@ -150,6 +150,15 @@ fn findings_text(g: &FleetGpu) -> String {
     if let Some(l) = &g.ledger {
         text.push_str(&range_text(l));
     }
+    if !g.jobs_lost.is_empty() {
+        use crate::ledger::report::duration;
+        let jobs: Vec<String> = g
+            .jobs_lost
+            .iter()
+            .map(|(job, s)| format!("{job} {}", duration(*s)))
+            .collect();
+        text.push_str(&format!("Jobs that lost time here: {}\n", jobs.join(", ")));
+    }
     if !g.notes.is_empty() {
         text.push_str("Notes:\n");
         for n in &g.notes {

@@ -1,7 +1,10 @@
 //! One compact row per GPU: a health mark beside its index (`✗` a fault: an XID, uncorrectable
 //! errors, a failed remap; `!` a health warning: a remap waiting for a reset, corrected errors
 //! rising), name, utilization sparkline and its 2 s mean, memory, power, temperature, and its
-//! verdict in the style of its severity (with the share of time lost where there is room).
+//! verdict in the style of its severity (with the share of time lost where there is room). A GPU
+//! in MIG mode has a row per instance under it: its IDs and profile, the job in it, its SM
+//! activity (GPM: no utilization is reported per instance), memory and verdict (`no signal`
+//! without GPM).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,7 +12,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Widget};
 
-use crate::engine::{GpuSnapshot, HealthState, Snapshot};
+use crate::engine::{GpuSnapshot, HealthState, MigSnapshot, Snapshot};
 use crate::tui::diagnosis;
 use crate::tui::format;
 use crate::tui::theme::{ChartMetric, Theme};
@@ -36,6 +39,42 @@ const VERDICT_W: usize = 16;
 const VERDICT_WIDE_W: usize = 27;
 const WIDE_LIST: u16 = 110;
 
+/// One line of the list: a GPU (its position), or one of its MIG instances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListLine {
+    Gpu(usize),
+    Mig(usize, usize),
+}
+
+/// The list's lines: each GPU, then its MIG instances.
+pub fn list_lines(snapshot: &Snapshot) -> Vec<ListLine> {
+    snapshot
+        .gpus
+        .iter()
+        .enumerate()
+        .flat_map(|(pos, g)| {
+            std::iter::once(ListLine::Gpu(pos))
+                .chain((0..g.mig.len()).map(move |i| ListLine::Mig(pos, i)))
+        })
+        .collect()
+}
+
+/// The line of the GPU at `pos`.
+pub fn line_of_gpu(lines: &[ListLine], pos: usize) -> usize {
+    lines
+        .iter()
+        .position(|l| *l == ListLine::Gpu(pos))
+        .unwrap_or(pos)
+}
+
+/// The GPU on line `line` of the list (a MIG instance's line: its GPU).
+pub fn gpu_at_line(snapshot: &Snapshot, line: usize) -> usize {
+    match list_lines(snapshot).get(line) {
+        Some(ListLine::Gpu(pos) | ListLine::Mig(pos, _)) => *pos,
+        None => line,
+    }
+}
+
 /// "NVIDIA H200 (simulated)" → "H200 (simulated)": the vendor is in the header already.
 fn short_name(name: &str) -> &str {
     name.strip_prefix("NVIDIA ").unwrap_or(name)
@@ -54,6 +93,9 @@ impl GpuList<'_> {
     fn verdict(&self, g: &GpuSnapshot, wide: bool) -> (String, Style) {
         let t = self.theme;
         match Liveness::of(g, self.now, self.snapshot.stats.interval_s) {
+            Liveness::Live if !g.mig.is_empty() && g.findings.is_empty() => {
+                (format!("MIG · {} instances", g.mig.len()), t.dim())
+            }
             Liveness::Live => {
                 let lost = diagnosis::worst_finding(g)
                     .and_then(diagnosis::lost_text)
@@ -113,6 +155,58 @@ impl GpuList<'_> {
             ),
             style,
         )
+    }
+
+    /// A MIG instance's row: `└ MIG 1/0 3g.71gb  pod eval-5/ml-team … SM 80%  52/71G  verdict`.
+    fn render_mig_row(&self, m: &MigSnapshot, cols: &Columns, row: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let r = &m.reading;
+        let gib = |b: Option<u64>| {
+            b.map_or(format::ABSENT.to_string(), |b| {
+                format!("{:.0}", b as f64 / (1u64 << 30) as f64)
+            })
+        };
+        let (verdict, style) = match m.verdict {
+            None => ("no signal".to_string(), t.dim()),
+            Some(v) => {
+                let worst = m.findings.iter().max_by_key(|f| f.severity);
+                let style = match worst {
+                    Some(f) => t.severity(f.severity),
+                    None if v == crate::model::FindingKind::Healthy => t.ok(),
+                    None => t.dim(),
+                };
+                (v.title().to_string(), style)
+            }
+        };
+        let mid = format!(
+            " SM {:>4} {:>3}/{:<3}G ",
+            format::pct(r.sm_active),
+            gib(r.memory_used_bytes),
+            gib(r.memory_total_bytes),
+        );
+        let verdict = format!(
+            "{:<w$}",
+            format::truncate(&verdict, cols.verdict_w),
+            w = cols.verdict_w
+        );
+        let job = crate::host::jobs::dominant_job(&m.processes).map(|j| j.label());
+        let left = format!(
+            "     └ MIG {}/{} {} {}",
+            r.gpu_instance_id,
+            r.compute_instance_id,
+            r.profile.as_deref().unwrap_or("?"),
+            job.unwrap_or_default()
+        );
+        let right_w = mid.chars().count() + verdict.chars().count();
+        let left_w = usize::from(row.width).saturating_sub(right_w);
+        let (y, end) = (row.y, row.right());
+        let mut x = row.x;
+        let left = format!("{:<left_w$}", format::truncate(&left, left_w));
+        for (text, style) in [(left, t.text()), (mid, t.dim()), (verdict, style)] {
+            if x < end {
+                x = buf.set_stringn(x, y, &text, usize::from(end - x), style).0;
+            }
+        }
     }
 
     /// One GPU's row in `row` (one line).
@@ -248,10 +342,25 @@ impl Widget for &GpuList<'_> {
             verdict_w: if wide { VERDICT_WIDE_W } else { VERDICT_W },
             wide,
         };
-        let rows = self.snapshot.gpus.iter().enumerate().skip(self.first);
-        for ((pos, g), y) in rows.zip(inner.top()..inner.bottom()) {
+        let lines = list_lines(self.snapshot);
+        for (line, y) in lines
+            .iter()
+            .skip(self.first)
+            .zip(inner.top()..inner.bottom())
+        {
             let row = Rect::new(inner.x, y, inner.width, 1);
-            self.render_row(g, pos == self.selected, &cols, row, buf);
+            match *line {
+                ListLine::Gpu(pos) => self.render_row(
+                    &self.snapshot.gpus[pos],
+                    pos == self.selected,
+                    &cols,
+                    row,
+                    buf,
+                ),
+                ListLine::Mig(pos, i) => {
+                    self.render_mig_row(&self.snapshot.gpus[pos].mig[i], &cols, row, buf)
+                }
+            }
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::engine::{GpuSnapshot, Snapshot};
 use crate::ledger::{Prices, ProcessLedger};
 use crate::tui::cost;
 use crate::tui::format::{self, ABSENT};
-use crate::tui::ledger_rows::{ledger_rows, LedgerRow, UserTotal};
+use crate::tui::ledger_rows::{ledger_rows, JobTotal, LedgerRow, UserTotal};
 use crate::tui::theme::Theme;
 
 pub struct LedgerView<'a> {
@@ -100,6 +100,15 @@ const USER_COLS: [Col; 5] = [
     col("ENERGY", 9, 3),
     col("COST", 9, 6),
 ];
+/// Job rows: the job (wide), GPU time, lost, energy, cost.
+const JOB_COLS: [Col; 5] = [
+    text_col("JOB", 22, ALWAYS),
+    col("GPU TIME", 8, 9),
+    col("LOST", 8, ALWAYS),
+    col("ENERGY", 9, 3),
+    col("COST", 9, 6),
+];
+const JOB_WIDE: (usize, usize) = (0, 40);
 /// The wide column of each table, and how wide it grows at most (a command as wide as the
 /// screen, a GPU's or user's name no wider than names are, so their figures stay near them).
 const GPU_WIDE: (usize, usize) = (1, 28);
@@ -227,6 +236,16 @@ impl LedgerView<'_> {
         ]
     }
 
+    fn job_cells(&self, j: &JobTotal) -> Vec<String> {
+        vec![
+            j.label.clone(),
+            time(j.gpu_seconds),
+            time(j.lost_gpu_seconds),
+            energy(j.energy_joules),
+            self.money(j.gpu_seconds, j.energy_joules),
+        ]
+    }
+
     /// One row in words for `width` columns, with its style.
     fn line(&self, row: &LedgerRow, width: usize) -> (String, Style) {
         let t = self.theme;
@@ -247,6 +266,11 @@ impl LedgerView<'_> {
                 t.dim(),
             ),
             LedgerRow::UserHeader => (titles(&fit(&USER_COLS, USER_WIDE, width, priced)), t.dim()),
+            LedgerRow::JobHeader => (titles(&fit(&JOB_COLS, JOB_WIDE, width, priced)), t.dim()),
+            LedgerRow::Job(j) => (
+                join(&fit(&JOB_COLS, JOB_WIDE, width, priced), &self.job_cells(j)),
+                t.text(),
+            ),
             LedgerRow::Gpu(g) => (join(&gpu, &self.gpu_cells(g)), t.text()),
             LedgerRow::LostTo {
                 kind,

@@ -44,8 +44,12 @@ struct Column {
 }
 
 const COMMAND_MIN: u16 = 24;
+/// Room for `pod train-7f9c/ml-team`; longer labels are cut in the middle.
+const JOB_W: u16 = 22;
 
-fn columns(all_gpus: bool, width: u16) -> Vec<Column> {
+/// The columns for a table `width` wide: the GPU's only when listing every GPU, the job's only
+/// when some row has one (a workstation's table keeps its room for the command).
+fn columns(all_gpus: bool, with_jobs: bool, width: u16) -> Vec<Column> {
     let col = |content: Content, title, width, keep| Column {
         content,
         title,
@@ -65,6 +69,9 @@ fn columns(all_gpus: bool, width: u16) -> Vec<Column> {
         sorted(SortKey::Rss, 9, 2),
         sorted(SortKey::Running, 6, 3),
     ];
+    if with_jobs {
+        cols.push(sorted(SortKey::Job, JOB_W, 6));
+    }
     if !all_gpus {
         cols.remove(0);
     }
@@ -100,6 +107,10 @@ fn cell(row: &ProcessRow, c: &Column) -> String {
             SortKey::Cpu => format::pct(row.cpu_percent),
             SortKey::Rss => format::bytes(row.rss_bytes),
             SortKey::Running => opt(row.running_s.map(format_running)),
+            SortKey::Job => opt(row
+                .job
+                .as_deref()
+                .map(|j| format::shorten_middle(j, usize::from(JOB_W)))),
             SortKey::Command => row.command.clone(),
         },
     }
@@ -214,7 +225,8 @@ impl ProcessTable<'_> {
             return;
         }
         let inner_w = area.width.saturating_sub(2);
-        let cols = columns(self.state.all_gpus, inner_w);
+        let with_jobs = self.rows.iter().any(|r| r.job.is_some());
+        let cols = columns(self.state.all_gpus, with_jobs, inner_w);
         let command_w = usize::from(
             inner_w.saturating_sub(cols.iter().rev().skip(1).map(|c| c.width + 1).sum()),
         );
@@ -270,7 +282,8 @@ mod tests {
 
     #[test]
     fn narrow_tables_drop_the_least_needed_columns_first() {
-        let titles = |all, w| -> Vec<&str> { columns(all, w).iter().map(|c| c.title).collect() };
+        let titles =
+            |all, w| -> Vec<&str> { columns(all, false, w).iter().map(|c| c.title).collect() };
         assert_eq!(
             titles(false, 118),
             [
@@ -285,6 +298,12 @@ mod tests {
         assert_eq!(
             titles(true, 56),
             ["GPU", "PID", "S", "GPU MEM", "UTIL%", "COMMAND"]
+        );
+        // On a shared node the job outranks the user, the times and the rates.
+        let with_jobs: Vec<&str> = columns(false, true, 78).iter().map(|c| c.title).collect();
+        assert_eq!(
+            with_jobs,
+            ["PID", "S", "GPU MEM", "UTIL%", "JOB", "COMMAND"]
         );
     }
 
@@ -304,6 +323,7 @@ mod tests {
             state: Some('D'),
             command: command.into(),
             resolved: true,
+            job: None,
         }
     }
 
