@@ -108,6 +108,8 @@ fn run(jobs: &[Vec<Sample>], processes: &[GpuProcess], held: bool) -> (f64, f64)
                     verdict: det.verdict(pos),
                     full_level: det.full_level(pos),
                     findings: det.active(),
+                    xids: &[],
+                    sm_clock_max_mhz: Some(1980),
                 },
             );
         }

@@ -83,6 +83,12 @@ pub struct GlobalArgs {
     #[arg(long = "web.config.file", global = true, value_name = "FILE")]
     pub web_config_file: Option<PathBuf>,
 
+    /// dcgm-exporter metric names the exporter writes (`serve`, `--serve`): legacy (up to 4.8)
+    /// or current (4.10 and later: utilization as a ratio, clocks in Hz, energy in J); default
+    /// from the config file's [exporter] dcgm_names, else legacy
+    #[arg(long, global = true, value_enum, value_name = "NAMES")]
+    pub dcgm_names: Option<crate::output::prometheus::DcgmNames>,
+
     /// More log messages on stderr from headless commands: -v info, -vv debug, -vvv trace
     /// (`RUST_LOG`, e.g. `RUST_LOG=gpulse=debug`, overrides it)
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
@@ -122,6 +128,7 @@ impl GlobalArgs {
             no_mouse: self.no_mouse,
             serve: self.serve,
             web_config_file: self.web_config_file.clone(),
+            dcgm_names: self.dcgm_names,
         }
     }
 }

@@ -32,6 +32,20 @@ pub fn rfc3339(t: UnixTime) -> String {
     }
 }
 
+/// The time of day (UTC) of Unix seconds, `HH:MM:SS`.
+pub fn time_of_day_utc(t: UnixTime) -> String {
+    if !t.is_finite() {
+        return "--:--:--".to_string();
+    }
+    let secs = (t.floor() as i64).rem_euclid(86_400);
+    format!(
+        "{:02}:{:02}:{:02}",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,5 +54,11 @@ mod tests {
     fn rfc3339_is_utc_with_milliseconds() {
         assert_eq!(rfc3339(1_700_000_000.25), "2023-11-14T22:13:20.250Z");
         assert_eq!(rfc3339(0.0), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn time_of_day_is_utc() {
+        assert_eq!(time_of_day_utc(1_700_000_000.25), "22:13:20");
+        assert_eq!(time_of_day_utc(f64::NAN), "--:--:--");
     }
 }

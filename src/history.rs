@@ -4,7 +4,7 @@
 //! snapshot takes a clone of the buffer (a few pointers) and the writer only copies the one chunk it
 //! is still filling when a reader holds it: on the dashboard, at every tick (the screen holds the
 //! last snapshot). Chunks therefore hold about [`CHUNK_BYTES`] each (at most [`MAX_CHUNK`] items):
-//! a tick's readings are 304 bytes, so 53 to a chunk. The oldest chunk is dropped once the buffer
+//! a tick's readings are 344 bytes, so 47 to a chunk. The oldest chunk is dropped once the buffer
 //! holds more than its capacity, so it always holds at least `capacity` items once that many were
 //! pushed (and never more than `capacity + chunk - 1`); `iter` yields exactly the newest
 //! `capacity`.
@@ -260,8 +260,8 @@ mod tests {
 
     #[test]
     fn chunks_hold_about_16_kib_and_a_held_one_is_copied_with_room_to_grow() {
-        assert_eq!(std::mem::size_of::<TickMetrics>(), 304);
-        assert_eq!(RingBuffer::<TickMetrics>::CHUNK, 16 * 1024 / 304);
+        assert_eq!(std::mem::size_of::<TickMetrics>(), 344);
+        assert_eq!(RingBuffer::<TickMetrics>::CHUNK, 16 * 1024 / 344);
         assert_eq!(RingBuffer::<UtilWindow>::CHUNK, MAX_CHUNK);
         assert_eq!(RingBuffer::<[u8; 4096]>::CHUNK, 16);
         let mut r = RingBuffer::new(1000);

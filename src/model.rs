@@ -6,11 +6,18 @@
 use serde::{Deserialize, Serialize};
 
 mod finding;
+mod health;
 mod job;
 mod mig;
+mod xid;
 pub use finding::{Evidence, Finding, FindingKind, Severity, Watch};
+pub use health::{
+    EccCounts, GpuHealth, NvLinkHealth, RemappedRows, RetiredPages, ThrottleCounters, ThrottleHeld,
+    ThrottleReason, XidEvent, XidWatch,
+};
 pub use job::{Job, JobKind, Runtime};
 pub use mig::{profile_from_name, MigReading};
+pub use xid::{xid_info, XidAction, XidInfo};
 
 /// Seconds since the Unix epoch, as a float (the clock every source is mapped onto).
 pub type UnixTime = f64;
@@ -185,6 +192,10 @@ pub struct Metrics {
     pub dram_active: Option<f64>,
     /// Clock event reasons bitmask (see [`throttle`]).
     pub throttle: Option<u64>,
+    /// The share of the time each clock event reason held the clocks down, from the driver's
+    /// counters (read on their own period and carried between reads).
+    #[serde(default, skip_serializing_if = "ThrottleHeld::is_empty")]
+    pub throttle_held: ThrottleHeld,
     /// The GPU's energy counter, joules (NVML's total energy since the driver loaded; amdgpu's
     /// hwmon `energy1_input`). Only differences between two readings mean anything; it is read
     /// on its own period and carried between reads.
@@ -298,6 +309,12 @@ pub struct GpuReading {
     pub util_windows: Vec<UtilWindow>,
     #[serde(default)]
     pub processes: Vec<GpuProcess>,
+    /// The health counters, on the ticks they were read (see [`GpuHealth`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<GpuHealth>,
+    /// XID events that arrived since the previous tick, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub xids: Vec<XidEvent>,
     /// The GPU's MIG instances, in MIG mode (empty otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mig: Vec<MigReading>,

@@ -45,9 +45,16 @@ struct Worker {
     busy_since: Option<UnixTime>,
     /// Last failure reason while lost.
     lost: Option<String>,
+    /// XIDs that came with answers no tick took (late ones): they go with the next reading.
+    late_xids: Vec<crate::model::XidEvent>,
 }
 
-type Answer = (u32, UnixTime, Result<GpuReading, DeviceError>);
+type Answer = (
+    u32,
+    UnixTime,
+    Result<GpuReading, DeviceError>,
+    Vec<crate::model::XidEvent>,
+);
 
 /// Reads all GPUs once per tick.
 pub struct Sampler {
@@ -73,7 +80,8 @@ impl Sampler {
                     .spawn(move || {
                         while let Ok(t) = req_rx.recv() {
                             let r = dev.sample(t);
-                            if tx.send((index, t, r)).is_err() {
+                            let xids = dev.take_events();
+                            if tx.send((index, t, r, xids)).is_err() {
                                 break;
                             }
                         }
@@ -86,6 +94,7 @@ impl Sampler {
                     requests: req_tx,
                     busy_since: None,
                     lost: None,
+                    late_xids: Vec::new(),
                 }
             })
             .collect();
@@ -119,9 +128,10 @@ impl Sampler {
 
     /// Take the late answers to earlier ticks already waiting: each frees its worker.
     fn free_late_workers(&mut self) {
-        while let Ok((index, _, _)) = self.answers.try_recv() {
+        while let Ok((index, _, _, xids)) = self.answers.try_recv() {
             if let Some(w) = self.workers.iter_mut().find(|w| w.index == index) {
                 w.busy_since = None;
+                w.late_xids.extend(xids);
             }
         }
     }
@@ -150,17 +160,21 @@ impl Sampler {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             match self.answers.recv_timeout(left) {
-                Ok((index, asked, result)) => {
+                Ok((index, asked, result, xids)) => {
                     let Some(pos) = self.workers.iter().position(|w| w.index == index) else {
                         continue;
                     };
                     let w = &mut self.workers[pos];
                     w.busy_since = None;
+                    w.late_xids.extend(xids);
                     if asked != now {
-                        // A late answer to an earlier tick: the worker is free again.
+                        // A late answer to an earlier tick: the worker is free again (its XIDs
+                        // come with the next reading).
                         continue;
                     }
-                    got[pos] = Some(answer_reading(w, now, result));
+                    let mut r = answer_reading(w, now, result);
+                    r.xids.splice(0..0, w.late_xids.drain(..));
+                    got[pos] = Some(r);
                 }
                 Err(RecvTimeoutError::Timeout) => break,
                 Err(RecvTimeoutError::Disconnected) => break,

@@ -84,3 +84,46 @@ fn doctor_without_a_driver_fails_on_the_driver_and_says_what_to_do() {
         "host checks still run: {names:?}"
     );
 }
+
+#[test]
+fn doctor_checks_health_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_nvml::build(dir.path());
+    let out = doctor(dir.path(), "ok", &[])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for line in [
+        "[ok]   ✓ GPU 0 ECC",
+        "on; 0 corrected error(s) since the driver loaded (0 over the GPU's life)",
+        "[ok]   ✓ GPU 0 link errors",
+        "0 PCIe replay(s) since the driver loaded",
+        "[ok]   ✓ GPU 0 throttle time",
+        "no slowdown counted since the driver loaded; power cap",
+        "[?]    ? GPU 0 XIDs",
+        "sudo dmesg -T | grep -i xid",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+
+    let out = doctor(dir.path(), "faulty", &[])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for line in [
+        "[warn] ⚠ GPU 0 link errors",
+        "3 PCIe replay(s) since the driver loaded; NVLink 4/4 up, 0 errors",
+        "reseat the card",
+        "[warn] ⚠ GPU 0 throttle time",
+        "since the driver loaded: HW thermal",
+        "[warn] ⚠ GPU 0 memory errors",
+        "a row remap is pending",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+}

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 use support::api::{
-    refresh_once, DetectorCache, FindingKind, FleetOptions, PromClient, Refresher, Source,
+    encode_query_value, raw_util_promql, refresh_once, DetectorCache, FindingKind, FleetOptions,
+    PromClient, Query, Refresher, Source,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -39,34 +40,34 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(support::fixture("prometheus").join(name)).unwrap()
 }
 
-/// The fixture that answers a request line, by its `query=` parameter.
+/// The fixture that answers a request line, by its `query=` parameter (as the client encodes
+/// each query `gpulse fleet` asks).
 fn route(request_line: &str) -> &'static str {
     let q = request_line
         .split(['?', '&', ' '])
         .find_map(|p| p.strip_prefix("query="))
         .unwrap_or_default();
     let range = request_line.contains("/api/v1/query_range");
-    match q {
-        "DCGM_FI_DEV_GPU_UTIL" if range => "util_range.json",
-        "DCGM_FI_DEV_FB_USED" if range => "memory_used_range.json",
-        "DCGM_FI_DEV_POWER_USAGE" if range => "power_range.json",
-        "timestamp%28DCGM_FI_DEV_GPU_UTIL%29" => "last_sample.json",
-        "count_over_time%28DCGM_FI_DEV_GPU_UTIL%5B300s%5D%29" => "sample_count.json",
-        "DCGM_FI_DEV_GPU_UTIL%5B30s%5D" => "recent_raw.json",
-        // The raw samples of the GPUs without an exporter verdict (instances in the regex).
-        raw if raw.starts_with("DCGM_FI_DEV_GPU_UTIL%7Binstance%3D~") => {
-            if raw.contains("19401") {
-                "raw_util.json"
-            } else {
-                "raw_util_dcgm.json"
-            }
-        }
-        "DCGM_FI_DEV_FB_FREE" => "memory_free.json",
-        "gpulse_verdict" => "verdict.json",
-        "gpulse_finding_active" => "findings.json",
-        "gpulse_lost_fraction" => "lost_fraction.json",
-        "gpulse_starvation_period_seconds" => "starvation_period.json",
-        "up" => "up.json",
+    let is = |query: Query| q == encode_query_value(&query.promql());
+    // The raw samples of the GPUs without an exporter verdict (instances in the regex).
+    let raw_prefix = encode_query_value(&raw_util_promql(Some(&["127.0.0.1:1940"]), 120.0));
+    let raw_prefix = &raw_prefix[..raw_prefix.find("1940").unwrap_or(0)];
+    match () {
+        _ if range && is(Query::Util) => "util_range.json",
+        _ if range && is(Query::MemoryUsed) => "memory_used_range.json",
+        _ if range && is(Query::Power) => "power_range.json",
+        _ if is(Query::LastSample) => "last_sample.json",
+        _ if is(Query::SampleCount) => "sample_count.json",
+        _ if is(Query::RecentRaw) => "recent_raw.json",
+        _ if q.starts_with(raw_prefix) && q.contains("19401") => "raw_util.json",
+        _ if q.starts_with(raw_prefix) => "raw_util_dcgm.json",
+        _ if is(Query::MemoryFree) => "memory_free.json",
+        _ if is(Query::Verdict) => "verdict.json",
+        _ if is(Query::Findings) => "findings.json",
+        _ if is(Query::LostFraction) => "lost_fraction.json",
+        _ if is(Query::StarvationPeriod) => "starvation_period.json",
+        _ if is(Query::Up) => "up.json",
+        _ if is(Query::Health) => "health.json",
         _ => "error_bad_data.json",
     }
 }
@@ -161,9 +162,17 @@ fn a_refresh_over_http_finds_every_gpu() {
         .unwrap();
         assert!(r.problems.is_empty(), "{:?}", r.problems);
         assert_eq!(r.fleet.gpu_count(), 4);
-        let first = r.fleet.gpus().next().unwrap();
-        assert_eq!(first.verdict, Some(FindingKind::InputStarvation));
-        assert_eq!(first.source, Source::Gpulse);
+        // The GPU whose exporter reports XID 79 heads the list; then the starving one.
+        let mut gpus = r.fleet.gpus();
+        let first = gpus.next().unwrap();
+        assert_eq!(first.health.and_then(|h| h.last_xid), Some(79));
+        assert_eq!(first.source, Source::Dcgm);
+        let starving = r
+            .fleet
+            .gpus()
+            .find(|g| g.verdict == Some(FindingKind::InputStarvation))
+            .unwrap();
+        assert_eq!(starving.source, Source::Gpulse);
         assert_eq!(
             r.fleet.gpus().filter(|g| g.source == Source::Dcgm).count(),
             2

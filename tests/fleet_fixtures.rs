@@ -31,6 +31,7 @@ fn file_of(q: Query) -> &'static str {
         Query::LostFraction => "lost_fraction.json",
         Query::StarvationPeriod => "starvation_period.json",
         Query::Up => "up.json",
+        Query::Health => "empty_vector.json",
     }
 }
 
@@ -320,7 +321,7 @@ fn raw_samples_are_asked_only_for_gpus_without_an_exporter_verdict() {
     let refs = ["127.0.0.1:19402"];
     assert_eq!(
         raw_util_promql(Some(&refs), 120.0),
-        "DCGM_FI_DEV_GPU_UTIL{instance=~`127\\.0\\.0\\.1:19402`}[120s]"
+        "{__name__=~`DCGM_FI_DEV_GPU_UTIL|DCGM_FI_DEV_GPU_UTIL_RATIO`,instance=~`127\\.0\\.0\\.1:19402`}[120s]"
     );
     // Verdicts failed: every instance is judged by the detector.
     let failed = results_with(&[(Query::Verdict, "error_unavailable.json")]);
@@ -331,4 +332,40 @@ fn raw_samples_are_asked_only_for_gpus_without_an_exporter_verdict() {
             "127.0.0.1:19402".to_string()
         ])
     );
+}
+
+#[test]
+fn sick_gpus_rank_first_whichever_names_their_exporter_writes() {
+    let fleet = fleet_from(&results_with(&[(Query::Health, "health.json")]));
+    let order: Vec<(&str, &str, u8)> = fleet
+        .gpus()
+        .map(|g| (g.hostname.as_str(), g.gpu.as_str(), g.sickness()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("node-b", "1", 2),
+            ("node-b", "0", 0),
+            ("node-a", "1", 1),
+            ("node-a", "0", 0),
+        ]
+    );
+    let off_bus = fleet.gpus().next().unwrap();
+    assert_eq!(rank::class(off_bus), 0);
+    let h = off_bus.health.expect("health read");
+    assert_eq!((h.last_xid, h.remap_failed), (Some(79), Some(false)));
+    assert!(
+        off_bus
+            .notes
+            .iter()
+            .any(|n| n.contains("last XID 79: GPU has fallen off the bus")),
+        "{:?}",
+        off_bus.notes
+    );
+    // XID 0 (none since the watch began) is healthy, not sick.
+    let idle = fleet.gpus().nth(1).unwrap();
+    assert_eq!(idle.health.and_then(|h| h.last_xid), Some(0));
+    assert_eq!(idle.verdict, Some(FindingKind::Idle));
+    let json = fleet_to_json(&fleet, "http://127.0.0.1:9090", &[]).unwrap();
+    assert!(json.contains("\"last_xid\": 79"), "{json}");
 }

@@ -209,11 +209,11 @@ fn hostile_prometheus(request: &str) -> Arc<Vec<u8>> {
         .map(|i| (NOW - 100.0 + i as f64, if i % 10 < 5 { "95" } else { "20" }))
         .chain([(NOW - 0.5, "-5"), (NOW - 0.2, "1e308"), (NOW + 1e10, "60")])
         .collect();
-    let body = if request.contains("query_range?query=DCGM_FI_DEV_GPU_UTIL&") {
+    // Utilization is asked under both of dcgm-exporter's names: the range query as
+    // `DCGM_FI_DEV_GPU_UTIL or (…)`, the raw samples by `__name__`.
+    let body = if request.contains("query_range?query=DCGM_FI_DEV_GPU_UTIL") {
         series(n1, &[(NOW - 10.0, "50"), (NOW, "1e308")], true)
-    } else if request.contains("query=DCGM_FI_DEV_GPU_UTIL{")
-        || request.contains("query=DCGM_FI_DEV_GPU_UTIL[")
-    {
+    } else if request.contains("__name__") && request.contains("DCGM_FI_DEV_GPU_UTIL") {
         series(n1, &raw, true)
     } else if request.contains("query=gpulse_verdict&") {
         series(

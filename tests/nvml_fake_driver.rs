@@ -6,7 +6,10 @@
 mod support;
 
 use std::process::Command;
-use support::api::{clock, Backend, DeviceError, NvmlBackend};
+use support::api::{
+    clock, Backend, DeviceError, GpuReading, HostProbe, NvmlBackend, Sampler, ThrottleReason,
+    XidWatch,
+};
 use support::fake_nvml;
 
 #[test]
@@ -58,6 +61,41 @@ fn the_backend_reads_a_fake_driver() {
     assert!(text.contains("1 passed"), "{text}");
 }
 
+/// The first reading's health from a clean driver: present and zero where the GPU counts,
+/// absent where it does not (retired pages on a GPU that remaps rows, NVLink on a PCIe card).
+fn clean_health(first: &GpuReading) {
+    let h = first
+        .health
+        .as_ref()
+        .expect("health read at the first tick");
+    assert_eq!(h.ecc_enabled, Some(true));
+    assert_eq!(h.ecc.volatile_uncorrected, Some(0));
+    assert_eq!(h.ecc.aggregate_corrected, Some(0));
+    assert_eq!(h.retired_pages, None);
+    let rows = h.remapped_rows.expect("rows");
+    assert_eq!(
+        (
+            rows.correctable,
+            rows.uncorrectable,
+            rows.pending,
+            rows.failed
+        ),
+        (Some(0), Some(0), Some(false), Some(false))
+    );
+    assert_eq!(h.pcie_replays, Some(0));
+    assert!(h.nvlinks.is_empty(), "no NVLink: no links, not links at 0");
+    assert!(h
+        .throttle_ns
+        .get(ThrottleReason::SwPowerCap)
+        .is_some_and(|ns| ns > 0));
+    assert_eq!(h.throttle_ns.get(ThrottleReason::HwThermal), Some(0));
+    assert!(
+        matches!(h.xid_watch, Some(XidWatch::Watching { .. })),
+        "{:?}",
+        h.xid_watch
+    );
+}
+
 #[test]
 #[ignore = "run by the_backend_reads_a_fake_driver with the fake library on the loader path"]
 fn sampling_through_the_fake_driver() {
@@ -100,14 +138,28 @@ fn sampling_through_the_fake_driver() {
     );
     assert_eq!(m.util_gpu, first.util_windows.last().map(|w| w.util));
 
+    clean_health(&first);
     let mut windows = first.util_windows.clone();
     assert!(dev.call_costs().is_empty(), "nothing counted before asked");
     dev.measure_calls();
+    let mut held = None;
     for _ in 0..8 {
         std::thread::sleep(std::time::Duration::from_millis(250));
         let r = dev.sample(clock::now()).unwrap();
+        assert!(
+            r.health.is_none(),
+            "health is read every 5 s, not every tick"
+        );
+        held = Some(r.metrics.throttle_held);
         windows.extend(r.util_windows);
     }
+    // The power-cap counter runs at half the wall clock; the thermal counters stand still
+    // (read under the ids this driver uses: a wrong id would be refused, absent).
+    let held = held.unwrap();
+    let cap = held.sw_power_cap.expect("counted");
+    assert!((cap - 0.5).abs() < 0.05, "{held:?}");
+    assert_eq!((held.hw_thermal, held.sw_thermal), (Some(0.0), Some(0.0)));
+    assert_eq!(held.hw_slowdown, None, "NVML counts no HW slowdown");
     // Each kind of call counted: memory and the current utilization every tick, the sample
     // buffer on its own period; calls the driver does not have are not made.
     let costs = dev.call_costs();
@@ -148,4 +200,101 @@ fn sampling_through_the_fake_driver() {
         Err(DeviceError::Lost(why)) => assert!(why.contains("memory_info"), "{why}"),
         other => panic!("expected lost, got {other:?}"),
     }
+}
+
+/// Run the ignored test `name` in a child process with the fake library in `mode` on its
+/// loader path.
+fn run_with_fake_driver(name: &str, mode: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    fake_nvml::build(dir.path());
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--ignored", "--nocapture"])
+        .env("LD_LIBRARY_PATH", dir.path())
+        .env("FAKE_NVML_MODE", mode)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+}
+
+#[test]
+fn the_backend_reads_a_sick_fake_driver() {
+    run_with_fake_driver("health_through_the_fake_driver", "faulty");
+}
+
+#[test]
+fn a_driver_refusing_xid_events_says_why_and_sampling_goes_on() {
+    run_with_fake_driver("xids_refused_through_the_fake_driver", "no_events");
+}
+
+#[test]
+#[ignore = "run by a_driver_refusing_xid_events_says_why_and_sampling_goes_on"]
+fn xids_refused_through_the_fake_driver() {
+    let mut backend = NvmlBackend::open().unwrap();
+    let mut devices = backend.take_devices();
+    let r = devices[0].sample(clock::now()).unwrap();
+    assert_eq!(r.metrics.temp_c, Some(45.0), "sampling goes on");
+    match r.health.and_then(|h| h.xid_watch) {
+        Some(XidWatch::Unavailable { reason }) => {
+            assert!(reason.contains("GPU 0 refused XID events"), "{reason}")
+        }
+        other => panic!("expected the watch unavailable, got {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "run by the_backend_reads_a_sick_fake_driver with the fake library on the loader path"]
+fn health_through_the_fake_driver() {
+    let mut backend = NvmlBackend::open().unwrap();
+    let mut sampler = Sampler::new(backend.take_devices(), HostProbe::disabled());
+    let mut xids = Vec::new();
+    let mut reads = Vec::new();
+    let mut last = None;
+    // Two health reads (5 s apart) give NVLink rates; the XID comes on its own thread.
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(5600);
+    while std::time::Instant::now() < until {
+        let s = sampler.tick(clock::now(), std::time::Duration::from_millis(200));
+        let g = &s.gpus[0];
+        xids.extend(g.xids.iter().copied());
+        reads.extend(g.health.clone());
+        last = Some(g.metrics.throttle_held);
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    assert_eq!(
+        xids.iter().map(|x| x.xid).collect::<Vec<_>>(),
+        [79],
+        "{xids:?}"
+    );
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    let h = &reads[1];
+    let rows = h.remapped_rows.expect("rows");
+    assert_eq!((rows.correctable, rows.pending), (Some(1), Some(true)));
+    assert!(
+        h.ecc.volatile_corrected > reads[0].ecc.volatile_corrected,
+        "rising"
+    );
+    assert_eq!(h.pcie_replays, Some(3));
+    assert_eq!(h.nvlinks.len(), 4);
+    for l in &h.nvlinks {
+        assert_eq!(
+            (l.active, l.version, l.replay_errors),
+            (Some(true), Some(4), Some(0))
+        );
+        let rx = l.rx_bytes_per_s.expect("a rate from two reads");
+        assert!((rx / (1u64 << 30) as f64 - 1.0).abs() < 0.05, "{rx}");
+    }
+    assert!(
+        reads[0].nvlinks.iter().all(|l| l.rx_bytes_per_s.is_none()),
+        "one read: no rate"
+    );
+    let held = last.unwrap();
+    assert!(
+        held.hw_thermal.is_some_and(|s| (s - 0.4).abs() < 0.05),
+        "{held:?}"
+    );
 }

@@ -51,6 +51,7 @@ pub fn verdict_mark(kind: FindingKind) -> char {
         FindingKind::PcieDegraded => 'L',
         FindingKind::SingleGpuBusy => '1',
         FindingKind::Imbalance => 'I',
+        FindingKind::GpuFault => 'X',
     }
 }
 

@@ -14,7 +14,7 @@ pub mod tick_times;
 
 use std::fmt;
 
-use crate::model::{GpuReading, Sample, SystemInfo, UnixTime};
+use crate::model::{GpuReading, Sample, SystemInfo, UnixTime, XidEvent};
 
 /// Why one GPU could not be read this tick.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -38,6 +38,11 @@ pub trait DeviceSampler: Send {
     fn measure_calls(&mut self) {}
     /// What each kind of driver call cost since [`Self::measure_calls`], by name.
     fn call_costs(&self) -> Vec<(String, CallCost)> {
+        Vec::new()
+    }
+    /// XID events that arrived since the last call (the sampler asks after every reading, a
+    /// failed one too: an XID 79 comes as the GPU falls off the bus).
+    fn take_events(&mut self) -> Vec<XidEvent> {
         Vec::new()
     }
 }

@@ -136,6 +136,7 @@ pub fn serve_options(settings: &Settings) -> Result<ServeOptions, ExitCode> {
     }
     Ok(ServeOptions {
         show: settings.show_filter(),
+        names: settings.dcgm_names,
         security,
         limits: Limits::default(),
     })

@@ -27,6 +27,7 @@ use crate::backend::BackendKind;
 use crate::detector::DetectorConfig;
 use crate::engine::EngineConfig;
 use crate::ledger::Prices;
+use crate::output::prometheus::DcgmNames;
 use crate::printable;
 
 /// What the config file may hold. Unknown keys are errors.
@@ -64,6 +65,9 @@ pub struct ExporterFile {
     /// TLS and basic auth: an exporter-toolkit web configuration file (YAML), as
     /// `--web.config.file` takes; relative to the config file.
     pub web_config_file: Option<String>,
+    /// Which of dcgm-exporter's metric names to write: "legacy" (up to 4.8, the default) or
+    /// "current" (4.10 and later).
+    pub dcgm_names: Option<DcgmNames>,
 }
 
 /// Colour themes of the dashboard.
@@ -114,6 +118,8 @@ pub struct Overrides {
     pub serve: Option<SocketAddr>,
     /// `--web.config.file`.
     pub web_config_file: Option<PathBuf>,
+    /// `--dcgm-names`.
+    pub dcgm_names: Option<DcgmNames>,
 }
 
 /// A problem with the config file, naming the file, the key and what is valid.
@@ -171,6 +177,8 @@ pub struct Settings {
     pub mouse: bool,
     /// Prices for the ledger's costs (the file's `[ledger]` table; none by default).
     pub prices: Prices,
+    /// The exporter's metric names: `--dcgm-names`, else the file's `[exporter] dcgm_names`.
+    pub dcgm_names: DcgmNames,
 }
 
 /// What `gpulse fleet` asks, from the config file's `[fleet]`.

@@ -148,6 +148,10 @@ impl Settings {
             config_path,
             mouse: !args.no_mouse && file.mouse.unwrap_or(true),
             prices: file.ledger.clone().unwrap_or_default(),
+            dcgm_names: args
+                .dcgm_names
+                .or_else(|| file.exporter.as_ref().and_then(|e| e.dcgm_names))
+                .unwrap_or_default(),
         })
     }
 }

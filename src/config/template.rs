@@ -63,6 +63,9 @@ pub fn default_file_text() -> String {
          # client_auth_type + client_ca_file; basic_auth_users with bcrypt hashes). With TLS set,\n\
          # plain http is refused. Relative to this file.\n\
          # web_config_file = \"web-config.yml\"\n\
+         # dcgm-exporter's metric names: \"legacy\" (up to 4.8) or \"current\" (4.10 and later:\n\
+         # DCGM_FI_DEV_GPU_UTIL_RATIO, clocks in Hz, energy in J, ...), as --dcgm-names.\n\
+         # dcgm_names = \"legacy\"\n\
          \n\
          # Where `gpulse fleet` asks (--prometheus overrides `prometheus`), with Prometheus's own\n\
          # http_client_config names. Secrets are read from files, never from this file.\n\
@@ -105,6 +108,7 @@ pub fn effective_file(s: &Settings) -> ConfigFile {
         exporter: Some(ExporterFile {
             listen: Some(s.exporter_listen.to_string()),
             web_config_file: s.web_config_file.as_ref().map(|p| p.display().to_string()),
+            dcgm_names: Some(s.dcgm_names),
         }),
         fleet: Some(effective_fleet(&s.fleet)),
         ledger: s.prices.any().then(|| s.prices.clone()),

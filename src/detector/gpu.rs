@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::health_track::HealthTrack;
 use super::hysteresis::Track;
 use super::job::JobContext;
 use super::signal::{self, Analysis};
@@ -34,6 +35,8 @@ pub(super) struct GpuState {
     /// When a dip's start and a dip's end last brought an evaluation forward
     /// ([`Self::deep_edge_arrives`]).
     early_eval_at: [Option<UnixTime>; 2],
+    /// Faults and health counters.
+    pub health: HealthTrack,
 }
 
 impl GpuState {
@@ -52,6 +55,7 @@ impl GpuState {
             analysis: None,
             analysed_at: 0.0,
             early_eval_at: [None; 2],
+            health: HealthTrack::default(),
         }
     }
 
@@ -71,6 +75,7 @@ impl GpuState {
             self.window.fill_missed_burst(h, fresh, cfg);
         }
         self.job.observe(h, cfg);
+        self.health.watch_throttle(h);
         if let Some(m) = h.ticks.last().filter(|tk| tk.ok).map(|tk| &tk.metrics) {
             if let (Some(u), Some(p)) = (m.util_gpu, m.power_w) {
                 if u >= cfg.busy_util && self.busy_power_w.is_none_or(|b| p > b) {

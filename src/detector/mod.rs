@@ -9,6 +9,7 @@
 
 mod config;
 mod gpu;
+mod health_track;
 mod hysteresis;
 mod job;
 pub(crate) mod rules;
@@ -24,7 +25,7 @@ pub use verdict::priority;
 
 use gpu::GpuState;
 use hysteresis::Findings;
-use rules::{Candidate, Evaluation, GpuLoad};
+use rules::{Candidate, Evaluation, GpuLoad, HealthView, ThrottleShares};
 use ticks::{degraded_link, summarise, TickSummary};
 
 use crate::history::GpuHistory;
@@ -266,6 +267,23 @@ impl Detector {
             .is_some_and(|m| m >= DetectorConfig::bytes(cfg.holds_memory_mib));
         let stalls_named =
             state.raised(FindingKind::ErraticStalls) || state.raised(FindingKind::InputStarvation);
+        // The throttle shares, read only where a serious reason held the clocks in the window
+        // (else the rule has nothing to raise).
+        let since = state
+            .job
+            .job_from
+            .map_or(t - cfg.rules_window_s, |f| f.max(t - cfg.rules_window_s));
+        let throttle = match h {
+            Some(h)
+                if state
+                    .health
+                    .serious_throttle_at
+                    .is_some_and(|at| at >= since) =>
+            {
+                rules::held_over(h, since, cfg.busy_util * 0.5)
+            }
+            _ => ThrottleShares::default(),
+        };
         rules::per_gpu(&Evaluation {
             cfg,
             dev: self.devices.get(pos),
@@ -273,6 +291,11 @@ impl Detector {
             s: &summary,
             now: t,
             stalls_named,
+            health: HealthView {
+                track: &state.health,
+                job_from: state.job.job_from,
+                throttle,
+            },
         })
     }
 

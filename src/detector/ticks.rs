@@ -3,7 +3,7 @@
 
 use super::DetectorConfig;
 use crate::history::GpuHistory;
-use crate::model::{throttle, DeviceInfo, Metrics, UnixTime};
+use crate::model::{DeviceInfo, Metrics, UnixTime};
 
 /// Readings of the recent ticks, reduced to what the rules need.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -18,9 +18,6 @@ pub struct TickSummary {
     pub mem_used_last: Option<u64>,
     pub mem_total: Option<u64>,
     pub busy_ticks: usize,
-    /// Busy ticks with a serious throttle reason, and the reasons seen.
-    pub throttled_ticks: usize,
-    pub throttle_bits: u64,
     /// Busy ticks with the PCIe link below its maximum, and the lowest gen/width seen.
     pub degraded_ticks: usize,
     pub link_seen: Option<(u32, u32)>,
@@ -213,12 +210,6 @@ impl<'a> Sums<'a> {
         }
         if m.util_gpu.is_some_and(|u| u >= self.busy_util) {
             s.busy_ticks += 1;
-            if let Some(bits) = m.throttle {
-                if bits & throttle::SERIOUS != 0 {
-                    s.throttled_ticks += 1;
-                    s.throttle_bits |= bits;
-                }
-            }
         }
     }
 

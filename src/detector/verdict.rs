@@ -6,9 +6,11 @@ use super::signal::Analysis;
 use super::DetectorConfig;
 use crate::model::{Finding, FindingKind, Severity, UnixTime, Watch};
 
-/// Kinds in the order a verdict prefers them when severities tie. Tensor cores idle, lost speed
+/// Kinds in the order a verdict prefers them when severities tie. A GPU fault comes first (what
+/// runs on a faulty GPU is not worth tuning until it is fixed); tensor cores idle, lost speed
 /// rather than lost time, comes last: a starving fp32 job is starving first.
-const PRIORITY: [FindingKind; 13] = [
+const PRIORITY: [FindingKind; 14] = [
+    FindingKind::GpuFault,
     FindingKind::InputStarvation,
     FindingKind::ErraticStalls,
     FindingKind::TransferBound,

@@ -2,7 +2,7 @@
 
 use crate::backend::sim::{SimBackend, SimConfig};
 use crate::backend::{Backend, DeviceSampler};
-use crate::model::{DeviceInfo, SystemInfo};
+use crate::model::{DeviceInfo, GpuHealth, SystemInfo, XidEvent};
 
 /// The driver as seen at start.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -60,6 +60,10 @@ pub struct GpuFacts {
     pub temp_c: Option<f64>,
     pub temp_slowdown_c: Option<f64>,
     pub processes: Vec<ProcessFacts>,
+    /// The health counters (absent where the source reads none).
+    pub health: Option<GpuHealth>,
+    /// XIDs that arrived while doctor ran.
+    pub xids: Vec<XidEvent>,
 }
 
 impl GpuFacts {
@@ -130,6 +134,8 @@ impl DoctorFacts for SimFacts {
             g.remap_pending = Some(false);
             g.remap_failed = Some(false);
             if let Ok(r) = dev.sample(now) {
+                g.health = r.health.clone();
+                g.xids = r.xids.clone();
                 let m = r.metrics;
                 g.throttle = m.throttle;
                 g.util = m.util_gpu;

@@ -10,6 +10,7 @@ pub mod env;
 pub mod facts;
 pub mod frameworks;
 mod gpu_checks;
+mod health_checks;
 mod host_checks;
 pub mod nvml_facts;
 mod system_checks;
@@ -202,6 +203,7 @@ pub fn run(facts: &mut dyn DoctorFacts, env: &DoctorEnv, opts: &DoctorOptions) -
     ));
     for o in &observations {
         checks.extend(gpu_checks::gpu_checks(o, driver.simulated));
+        checks.extend(health_checks::health_checks(&o.busiest));
     }
     checks.extend(host_checks::host_checks(env, gpu_count));
     Report { checks }

@@ -14,6 +14,7 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::env::DoctorEnv;
 use super::facts::{DoctorFacts, DriverFacts, GpuFacts, ProcessFacts};
+use crate::backend::nvml::health::HealthReader;
 use crate::backend::nvml::sample_value;
 use crate::backend::nvml::{cuda_version_string, device_info_of, library};
 
@@ -73,12 +74,12 @@ impl DoctorFacts for NvmlFacts {
         let count = nvml.device_count().unwrap_or(0);
         (0..count)
             .filter_map(|i| nvml.device_by_index(i).ok().map(|d| (i, d)))
-            .map(|(i, d)| gpu_facts(i, &d, &self.env))
+            .map(|(i, d)| gpu_facts(nvml, i, &d, &self.env))
             .collect()
     }
 }
 
-fn gpu_facts(index: u32, d: &Device<'static>, env: &DoctorEnv) -> GpuFacts {
+fn gpu_facts(nvml: &'static Nvml, index: u32, d: &Device<'static>, env: &DoctorEnv) -> GpuFacts {
     let mut g = GpuFacts::from_info(&device_info_of(index, d));
     g.persistence = d.is_in_persistent_mode().ok();
     g.throttle = d.current_throttle_reasons().ok().map(|r| r.bits());
@@ -113,6 +114,12 @@ fn gpu_facts(index: u32, d: &Device<'static>, env: &DoctorEnv) -> GpuFacts {
         g.remap_failed = v.get(2).copied().flatten().map(|x| x != 0.0);
     }
     g.temp_c = d.temperature(TemperatureSensor::Gpu).ok().map(f64::from);
+    // The same reader the sampler runs, once: XIDs are not watched (doctor's check says where
+    // earlier ones are).
+    g.health = HealthReader::new(nvml, d, Default::default())
+        .tick(d, crate::clock::now())
+        .ok()
+        .and_then(|(_, h)| h);
     let mut procs = d.running_compute_processes().unwrap_or_default();
     procs.extend(d.running_graphics_processes().unwrap_or_default());
     procs.sort_by_key(|p| p.pid);

@@ -34,6 +34,8 @@ impl Engine {
                     verdict: crate::model::FindingKind::Idle,
                     full_level: None,
                     findings: &[],
+                    xids: &reading.xids,
+                    sm_clock_max_mhz: None,
                 };
                 self.ledgers[pos].tick(self.mig.own_ledger(reading.index), &input);
                 if let Some(l) = self.mig.composed_ledger(reading.index) {
@@ -51,6 +53,8 @@ impl Engine {
                 verdict: self.detector.verdict(pos),
                 full_level: self.detector.full_level(pos),
                 findings,
+                xids: &reading.xids,
+                sm_clock_max_mhz: g.info.sm_clock_max_mhz,
             };
             self.ledgers[pos].tick(&mut g.ledger, &input);
         }

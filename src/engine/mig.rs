@@ -213,6 +213,9 @@ impl InstanceTrack {
             verdict,
             full_level: self.detector.full_level(0),
             findings: self.detector.active(),
+            // Faults and throttling are the whole GPU's: its own ledger books them.
+            xids: &[],
+            sm_clock_max_mhz: None,
         };
         self.book.tick(&mut self.snapshot.ledger, &input);
         let job = crate::host::jobs::dominant_job(&processes).map(|j| j.label());

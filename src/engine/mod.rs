@@ -14,13 +14,15 @@ use crate::model::{
 };
 
 mod event_text;
+mod health_line;
 mod ledger_feed;
 mod mig;
 mod snapshot;
 
 use event_text::{cleared_text, raised_text};
+pub use health_line::HealthState;
 pub use mig::MigSnapshot;
-pub use snapshot::{GpuSnapshot, MonitorStats, Snapshot};
+pub use snapshot::{GpuSnapshot, MonitorStats, Snapshot, RECENT_XIDS};
 
 /// The log target of findings raised and cleared: the dashboard's event panel shows them;
 /// headless commands, whose output already holds the findings, log them only when asked (`-v`).
@@ -102,6 +104,8 @@ impl Engine {
                 findings: Vec::new(),
                 watch: None,
                 ledger: Arc::default(),
+                health: None,
+                xids: Vec::new(),
                 mig: Vec::new(),
             })
             .collect();
@@ -229,9 +233,13 @@ impl Engine {
     /// tell the detector which processes hold each GPU that answered.
     fn take_readings(&mut self, sample: &Sample) {
         for reading in &sample.gpus {
-            let Some(g) = self.gpus.iter_mut().find(|g| g.info.index == reading.index) else {
+            let Some(pos) = self.gpus.iter().position(|g| g.info.index == reading.index) else {
                 continue;
             };
+            self.detector
+                .note_health(pos, reading.health.as_ref(), &reading.xids);
+            let g = &mut self.gpus[pos];
+            take_health(g, reading);
             let ok = reading.status == GpuStatus::Ok;
             if !ok {
                 self.stats.errors_total += 1;
@@ -371,6 +379,28 @@ impl Engine {
             stats: self.stats,
             sample: self.last_sample.clone(),
         })
+    }
+}
+
+/// Keep the newest health read and the XIDs of `reading` in the GPU's snapshot.
+fn take_health(g: &mut GpuSnapshot, reading: &crate::model::GpuReading) {
+    if let Some(h) = &reading.health {
+        g.health = Some(h.clone());
+    }
+    if !reading.xids.is_empty() {
+        for x in &reading.xids {
+            tracing::warn!(
+                target: FINDINGS_TARGET,
+                "GPU {}: XID {}: {}",
+                g.info.index,
+                x.xid,
+                crate::model::xid_info(x.xid).meaning
+            );
+        }
+        g.xids.extend_from_slice(&reading.xids);
+        if g.xids.len() > RECENT_XIDS {
+            g.xids.drain(..g.xids.len() - RECENT_XIDS);
+        }
     }
 }
 

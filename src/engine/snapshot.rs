@@ -9,8 +9,8 @@ use super::mig::MigSnapshot;
 use crate::history::GpuHistory;
 use crate::ledger::GpuLedger;
 use crate::model::{
-    DeviceInfo, Finding, FindingKind, GpuProcess, GpuStatus, HostReading, Metrics, Sample,
-    SystemInfo, UnixTime, Watch,
+    DeviceInfo, Finding, FindingKind, GpuHealth, GpuProcess, GpuStatus, HostReading, Metrics,
+    Sample, SystemInfo, UnixTime, Watch, XidEvent,
 };
 
 /// One GPU as the front ends see it.
@@ -34,9 +34,16 @@ pub struct GpuSnapshot {
     /// Where the GPU's time and energy went since the engine started (kept in every mode); a
     /// MIG GPU's holds its instances' at their share.
     pub ledger: Arc<GpuLedger>,
+    /// The newest health counters read (they are read on their own period).
+    pub health: Option<GpuHealth>,
+    /// The XIDs seen since the engine started, oldest first (the newest [`RECENT_XIDS`]).
+    pub xids: Vec<XidEvent>,
     /// The GPU's MIG instances (MIG mode only).
     pub mig: Vec<MigSnapshot>,
 }
+
+/// XIDs a snapshot keeps per GPU.
+pub const RECENT_XIDS: usize = 32;
 
 impl GpuSnapshot {
     /// Seconds since the GPU last answered, at `now`.

@@ -22,8 +22,10 @@ use std::time::Instant;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-/// The labels the fleet reads; every other label of an answer is dropped as it is read.
-pub const KEPT_LABELS: [&str; 9] = [
+/// The labels the fleet reads (`__name__` tells apart the metrics one query matches, such as
+/// dcgm-exporter's old and new names); every other label of an answer is dropped as it is read.
+pub const KEPT_LABELS: [&str; 10] = [
+    "__name__",
     "instance",
     "gpu",
     "job",

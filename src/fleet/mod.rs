@@ -16,6 +16,7 @@ pub mod api;
 pub mod build;
 pub mod dcgm;
 pub mod endpoint;
+pub mod health;
 pub mod http_client;
 pub mod http_error;
 pub mod http_options;

@@ -153,8 +153,13 @@ pub struct FleetGpu {
     pub scrape_interval_seconds: Option<f64>,
     /// Seconds since the newest sample, at the time of the refresh.
     pub last_sample_age_seconds: Option<f64>,
-    /// Caveats in words (e.g. a scrape interval too coarse to resolve short periods).
+    /// Caveats in words (e.g. a scrape interval too coarse to resolve short periods), and what
+    /// is wrong with the GPU's health and what to do.
     pub notes: Vec<String>,
+    /// The health its exporter publishes (the last XID, uncorrectable errors, row remaps);
+    /// absent where it publishes none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<super::health::FleetHealth>,
     /// What the GPU lost over `--range` (gpulse exporters only; only with a range).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger: Option<FleetLedger>,
@@ -191,6 +196,20 @@ impl FleetGpu {
     /// The highest severity among the findings.
     pub fn worst_severity(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()
+    }
+
+    /// How sick the GPU is: 2 for a fault (a `gpu_fault` finding of high severity, or an XID,
+    /// uncorrectable errors or a failed remap its exporter publishes), 1 for a warning, 0 when
+    /// nothing is wrong with it.
+    pub fn sickness(&self) -> u8 {
+        let finding = self
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::GpuFault)
+            .map(|f| if f.severity == Severity::High { 2 } else { 1 })
+            .max()
+            .unwrap_or(0);
+        finding.max(self.health.map_or(0, |h| h.level()))
     }
 }
 

@@ -54,11 +54,13 @@ pub enum Query {
     LostFraction,
     StarvationPeriod,
     Up,
+    /// The last XID, uncorrectable errors and row remaps (dcgm-exporter's names, either naming).
+    Health,
 }
 
 impl Query {
     /// The first round, asked side by side.
-    pub const FIRST: [Query; 12] = [
+    pub const FIRST: [Query; 13] = [
         Query::Util,
         Query::MemoryUsed,
         Query::Power,
@@ -71,19 +73,22 @@ impl Query {
         Query::LostFraction,
         Query::StarvationPeriod,
         Query::Up,
+        Query::Health,
     ];
 
-    /// The PromQL of a first-round query ([`raw_util_promql`] for the second).
+    /// The PromQL of a first-round query ([`raw_util_promql`] for the second). Utilization and
+    /// power are read under dcgm-exporter's names up to 4.8 and those of 4.10 and later
+    /// (utilization as a ratio, scaled back to percent).
     pub fn promql(self) -> String {
         match self {
-            Query::Util => "DCGM_FI_DEV_GPU_UTIL".into(),
+            Query::Util => format!("{UTIL} or ({UTIL_RATIO} * 100)"),
             Query::MemoryUsed => "DCGM_FI_DEV_FB_USED".into(),
-            Query::Power => "DCGM_FI_DEV_POWER_USAGE".into(),
-            Query::LastSample => "timestamp(DCGM_FI_DEV_GPU_UTIL)".into(),
+            Query::Power => "DCGM_FI_DEV_POWER_USAGE or DCGM_FI_DEV_BOARD_POWER_WATTS".into(),
+            Query::LastSample => format!("timestamp({UTIL} or {UTIL_RATIO})"),
             Query::RecentRaw => raw_util_promql(None, RECENT_WINDOW_S),
-            Query::SampleCount => {
-                format!("count_over_time(DCGM_FI_DEV_GPU_UTIL[{COUNT_WINDOW_S}s])")
-            }
+            Query::SampleCount => format!(
+                "count_over_time({UTIL}[{COUNT_WINDOW_S}s]) or count_over_time({UTIL_RATIO}[{COUNT_WINDOW_S}s])"
+            ),
             Query::RawUtil => raw_util_promql(None, 120.0),
             Query::MemoryFree => "DCGM_FI_DEV_FB_FREE".into(),
             Query::Verdict => "gpulse_verdict".into(),
@@ -91,6 +96,7 @@ impl Query {
             Query::LostFraction => "gpulse_lost_fraction".into(),
             Query::StarvationPeriod => "gpulse_starvation_period_seconds".into(),
             Query::Up => "up".into(),
+            Query::Health => super::health::health_promql(),
         }
     }
 
@@ -115,6 +121,7 @@ impl Query {
             Query::LostFraction => "lost fraction",
             Query::StarvationPeriod => "starvation period",
             Query::Up => "targets",
+            Query::Health => "health",
         }
     }
 }
@@ -127,20 +134,36 @@ pub const RECENT_WINDOW_S: f64 = 30.0;
 /// [`RECENT_WINDOW_S`] (an estimate: a series younger than this reads as scraped less often).
 pub const COUNT_WINDOW_S: f64 = 300.0;
 
-/// Raw utilization samples of the last `window_s`, of the `instances` given (all when `None`).
+/// Utilization under dcgm-exporter's names up to 4.8 (percent) and from 4.10 (a 0–1 ratio).
+pub const UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";
+pub const UTIL_RATIO: &str = "DCGM_FI_DEV_GPU_UTIL_RATIO";
+
+/// Raw utilization samples of the last `window_s`, of the `instances` given (all when `None`),
+/// under either name (each series keeps its name: [`util_percent`] reads it).
 ///
 /// Instances are matched exactly (regex metacharacters escaped) inside a PromQL raw string.
 pub fn raw_util_promql(instances: Option<&[&str]>, window_s: f64) -> String {
     let window = window_s.round().max(1.0);
+    let names = format!("__name__=~`{UTIL}|{UTIL_RATIO}`");
     match instances {
-        None => format!("DCGM_FI_DEV_GPU_UTIL[{window}s]"),
+        None => format!("{{{names}}}[{window}s]"),
         Some(list) => {
             let alternatives: Vec<String> = list.iter().map(|i| regex_escape(i)).collect();
             format!(
-                "DCGM_FI_DEV_GPU_UTIL{{instance=~`{}`}}[{window}s]",
+                "{{{names},instance=~`{}`}}[{window}s]",
                 alternatives.join("|")
             )
         }
+    }
+}
+
+/// A raw utilization series' points in percent: a ratio series (dcgm-exporter 4.10 and later)
+/// scaled by 100.
+pub fn util_percent(s: &Series) -> Vec<(f64, f64)> {
+    if s.label("__name__") == Some(UTIL_RATIO) {
+        s.points.iter().map(|&(t, v)| (t, v * 100.0)).collect()
+    } else {
+        s.points.clone()
     }
 }
 

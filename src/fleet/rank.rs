@@ -1,15 +1,17 @@
 //! Worst first: the order in which the fleet view lists GPUs and hosts.
 //!
-//! 1. a GPU losing most of its time for a known reason: input starvation, erratic stalls,
-//!    throttling, memory held idle;
+//! 1. a sick GPU (an XID, uncorrectable memory errors, a failed or pending row remap) and a GPU
+//!    losing most of its time for a known reason: input starvation, erratic stalls, throttling,
+//!    memory held idle;
 //! 2. any other warning (host bound, periodic stalls, PCIe degraded, ...);
 //! 3. a GPU whose data stopped arriving, that has no verdict at all, or whose verdict is still
 //!    pending (too little data);
 //! 4. healthy, and busy with its tensor cores idle (lost speed, not lost time);
 //! 5. idle.
 //!
-//! Within a class: higher severity, then more time lost, then host name and GPU index. Hosts are
-//! ordered by their worst GPU, then by how many GPUs share that class.
+//! Within a class: sick first (faults before warnings), higher severity, then more time lost,
+//! then host name and GPU index. Hosts are ordered by their worst GPU, then by how many GPUs
+//! share that class (a host with a sick GPU first).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BTreeMap;
@@ -18,7 +20,8 @@ use super::model::{FleetGpu, FleetHost};
 use crate::model::{FindingKind, Severity};
 
 /// The verdicts that head the list.
-pub const TOP: [FindingKind; 4] = [
+pub const TOP: [FindingKind; 5] = [
+    FindingKind::GpuFault,
     FindingKind::InputStarvation,
     FindingKind::ErraticStalls,
     FindingKind::Throttled,
@@ -27,6 +30,9 @@ pub const TOP: [FindingKind; 4] = [
 
 /// 0 (worst) to 4 (idle); see the module doc.
 pub fn class(g: &FleetGpu) -> u8 {
+    if g.sickness() > 0 {
+        return 0;
+    }
     let kinds = g
         .verdict
         .into_iter()
@@ -75,6 +81,7 @@ pub fn compare(a: &FleetGpu, b: &FleetGpu) -> Ordering {
     let key = |g: &FleetGpu| {
         (
             class(g),
+            Reverse(g.sickness()),
             Reverse(g.worst_severity()),
             Reverse(OrdF64(g.lost_fraction.unwrap_or(0.0))),
         )
@@ -104,7 +111,9 @@ pub fn group(gpus: Vec<FleetGpu>) -> Vec<FleetHost> {
         let worst = |h: &FleetHost| h.gpus.first().map(class).unwrap_or(9);
         let (wa, wb) = (worst(a), worst(b));
         let count = |h: &FleetHost, c: u8| h.gpus.iter().filter(|g| class(g) == c).count();
+        let sick = |h: &FleetHost| h.gpus.first().map_or(0, FleetGpu::sickness);
         wa.cmp(&wb)
+            .then_with(|| sick(b).cmp(&sick(a)))
             .then_with(|| count(b, wb).cmp(&count(a, wa)))
             .then_with(|| match (a.gpus.first(), b.gpus.first()) {
                 (Some(x), Some(y)) => compare(x, y),

@@ -31,6 +31,8 @@ pub fn valid(q: Query, now: f64) -> RangeInclusive<f64> {
         Query::Verdict | Query::Findings | Query::Up | Query::LostFraction => 0.0..=1.0,
         // Seconds between stalls: at most a day.
         Query::StarvationPeriod => 0.0..=86_400.0,
+        // XID codes, error counts and 0/1 flags: never negative.
+        Query::Health => 0.0..=1e15,
     }
 }
 

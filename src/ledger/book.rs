@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use super::backfill::RecentShares;
 use super::energy::{EnergyMeter, Joules, Settle};
+use super::health_book::{HealthBook, ThrottleStep};
 use super::jobs::job_slot;
 use super::share::{lost_share, process_weights, shortfall, HELD_BYTES};
 use super::{GpuLedger, ProcessLedger, UserLedger, VerdictCost};
-use crate::model::{Finding, FindingKind, GpuProcess, Metrics, UnixTime};
+use crate::model::{Finding, FindingKind, GpuProcess, Metrics, UnixTime, XidEvent};
 
 /// Two ticks further apart than this, and than [`GAP_POLLS`] of the source's own interval, leave
 /// the time between them unbooked: the sampler stopped, or a replay jumped.
@@ -42,6 +43,10 @@ pub struct TickInput<'a> {
     pub full_level: Option<f64>,
     /// The detector's active findings, of every GPU.
     pub findings: &'a [Finding],
+    /// The XIDs that arrived since the previous tick.
+    pub xids: &'a [XidEvent],
+    /// The GPU's highest SM clock (what throttling gives up is measured against it).
+    pub sm_clock_max_mhz: Option<u32>,
 }
 
 /// The state shown from one tick to the next.
@@ -53,6 +58,7 @@ struct Shown {
     kind: Option<FindingKind>,
     util: Option<f64>,
     power_w: Option<f64>,
+    throttle: ThrottleStep,
 }
 
 /// One GPU's ledger writer: what the view does not show.
@@ -69,6 +75,8 @@ pub struct LedgerBook {
     /// Process, user and job slots holding pending energy.
     dirty_processes: Vec<usize>,
     dirty_users: Vec<usize>,
+    /// Throttling and faults.
+    health: HealthBook,
     /// The source's own interval: the shortest time between two ticks so far.
     interval_s: Option<f64>,
     dirty_jobs: Vec<usize>,
@@ -87,6 +95,7 @@ impl LedgerBook {
             previous_slots: Vec::new(),
             dirty_processes: Vec::new(),
             dirty_users: Vec::new(),
+            health: HealthBook::default(),
             interval_s: None,
             dirty_jobs: Vec::new(),
         }
@@ -107,6 +116,15 @@ impl LedgerBook {
         let view = Arc::make_mut(view);
         self.book_interval(view, input);
         self.settle(view, input.metrics.energy_j);
+        let weights = self.slots.iter().zip(&self.weights);
+        self.health.tick(
+            view,
+            input.t,
+            input.xids,
+            held(input),
+            input.answering,
+            weights.filter_map(|(s, w)| s.map(|s| (s, *w))),
+        );
         if !input.answering {
             self.gap();
             return;
@@ -153,6 +171,7 @@ impl LedgerBook {
             }
         }
         self.credit_processes(view, dt, lost, joules.unwrap_or(0.0));
+        self.health.book(view, &prev.throttle, dt, prev.share);
         self.recent
             .push(prev.t, input.t, prev.share, prev.util, joules);
     }
@@ -284,14 +303,15 @@ impl LedgerBook {
 
     /// Take this tick's verdict and lost share; start the verdict's cost when it changed.
     fn show(&mut self, view: &mut GpuLedger, input: &TickInput) {
-        let held = !input.processes.is_empty()
-            || input
-                .metrics
-                .mem_used_bytes
-                .is_some_and(|m| m >= HELD_BYTES);
         let own = input.findings.iter().filter(|f| f.gpu == input.gpu);
         let util = input.metrics.util_gpu;
-        let (share, kind) = lost_share(own, input.verdict, held, util, input.full_level);
+        let (mut share, mut kind) =
+            lost_share(own, input.verdict, held(input), util, input.full_level);
+        // Throttling costs what the held clocks give up; overlapping causes count once.
+        let throttle = ThrottleStep::of(input.metrics, input.sm_clock_max_mhz);
+        if throttle.lost_share > share {
+            (share, kind) = (throttle.lost_share, Some(FindingKind::Throttled));
+        }
         if view.current.is_none_or(|c| c.verdict != input.verdict) {
             view.current = Some(VerdictCost {
                 verdict: input.verdict,
@@ -310,6 +330,7 @@ impl LedgerBook {
             kind,
             util,
             power_w: input.metrics.power_w,
+            throttle,
         });
     }
 
@@ -357,6 +378,16 @@ impl LedgerBook {
             }
         }
     }
+}
+
+/// Whether a job holds the GPU: a process is listed, or (from a source without process lists)
+/// memory is in use.
+fn held(input: &TickInput) -> bool {
+    !input.processes.is_empty()
+        || input
+            .metrics
+            .mem_used_bytes
+            .is_some_and(|m| m >= HELD_BYTES)
 }
 
 /// Add a process to the table (taking the place of the least used absent one when it is full).
@@ -438,6 +469,8 @@ mod tests {
                     verdict: r.verdict,
                     full_level: None,
                     findings: r.findings,
+                    xids: &[],
+                    sm_clock_max_mhz: None,
                 },
             );
             t += 0.25;
@@ -531,6 +564,8 @@ mod tests {
                     verdict: FindingKind::Healthy,
                     full_level: None,
                     findings: &[],
+                    xids: &[],
+                    sm_clock_max_mhz: None,
                 },
             );
         }
@@ -616,6 +651,8 @@ mod tests {
                 verdict: FindingKind::Idle,
                 full_level: None,
                 findings: &[],
+                xids: &[],
+                sm_clock_max_mhz: None,
             };
             book.tick(&mut view, &input);
         };

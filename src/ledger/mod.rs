@@ -11,6 +11,7 @@
 mod backfill;
 mod book;
 mod energy;
+mod health_book;
 pub mod jobs;
 pub mod report;
 mod share;
@@ -21,6 +22,7 @@ use crate::model::{FindingKind, UnixTime};
 
 pub use book::{LedgerBook, TickInput};
 pub use energy::Joules;
+pub use health_book::{FaultLoss, HealthLedger, FAULT_END_GRACE_S};
 pub use jobs::JobLedger;
 pub use report::{Cost, LedgerReport, Prices};
 pub use share::{lost_share, process_weights, HELD_BYTES};
@@ -134,6 +136,8 @@ pub struct GpuLedger {
     pub processes_dropped: u64,
     /// The current verdict's cost so far.
     pub current: Option<VerdictCost>,
+    /// Time the clock event reasons held the clocks, and what throttling and faults lost.
+    pub health: HealthLedger,
 }
 
 impl GpuLedger {

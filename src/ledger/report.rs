@@ -115,6 +115,24 @@ pub struct LedgerReport {
     /// Only when a price is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<Cost>,
+    /// Seconds each clock event reason held the clocks (the reasons measured).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub throttled_seconds: BTreeMap<&'static str, f64>,
+    /// GPU-seconds each serious reason cost (time held × clock given up × busy share).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub throttle_lost_gpu_seconds: BTreeMap<&'static str, f64>,
+    /// Jobs an XID ended: `{xid, time, job_since, lost_gpu_seconds}`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultReport>,
+}
+
+/// A job an XID ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultReport {
+    pub xid: u64,
+    pub time: f64,
+    pub job_since: f64,
+    pub lost_gpu_seconds: f64,
 }
 
 impl LedgerReport {
@@ -174,6 +192,26 @@ impl LedgerReport {
                 })
                 .collect(),
             cost: None,
+            throttled_seconds: crate::model::ThrottleReason::ALL
+                .into_iter()
+                .filter_map(|r| l.health.throttled(r).map(|s| (r.as_str(), s)))
+                .collect(),
+            throttle_lost_gpu_seconds: crate::model::ThrottleReason::ALL
+                .into_iter()
+                .filter(|r| r.serious() && l.health.throttled(*r).is_some())
+                .map(|r| (r.as_str(), l.health.throttle_lost(r)))
+                .collect(),
+            faults: l
+                .health
+                .faults
+                .iter()
+                .map(|f| FaultReport {
+                    xid: f.xid,
+                    time: f.t,
+                    job_since: f.job_since,
+                    lost_gpu_seconds: f.lost_s,
+                })
+                .collect(),
         }
     }
 

@@ -29,10 +29,11 @@ pub enum FindingKind {
     Pending,
     Stalling,
     TensorCoresIdle,
+    GpuFault,
 }
 
 impl FindingKind {
-    pub const ALL: [FindingKind; 17] = [
+    pub const ALL: [FindingKind; 18] = [
         FindingKind::Idle,
         FindingKind::Healthy,
         FindingKind::InputStarvation,
@@ -50,6 +51,7 @@ impl FindingKind {
         FindingKind::Pending,
         FindingKind::Stalling,
         FindingKind::TensorCoresIdle,
+        FindingKind::GpuFault,
     ];
 
     /// The verdicts that are no finding: the detector never raises them.
@@ -80,6 +82,7 @@ impl FindingKind {
             FindingKind::Pending => "pending",
             FindingKind::Stalling => "stalling",
             FindingKind::TensorCoresIdle => "tensor_cores_idle",
+            FindingKind::GpuFault => "gpu_fault",
         }
     }
 
@@ -103,13 +106,14 @@ impl FindingKind {
             FindingKind::Pending => "no verdict yet",
             FindingKind::Stalling => "stalling",
             FindingKind::TensorCoresIdle => "tensor cores idle",
+            FindingKind::GpuFault => "GPU fault",
         }
     }
 
     /// How bad the kind is as a verdict: information for `pending`, `idle`, `healthy` and
     /// `tensor_cores_idle` (a busy GPU that could run faster, not one losing time), high
     /// for the hardware and memory findings that threaten the job (`throttled`,
-    /// `memory_pressure`), a warning for the others. A finding carries its own severity, which
+    /// `memory_pressure`, `gpu_fault`), a warning for the others. A finding carries its own severity, which
     /// may differ (a short periodic stall is information).
     pub fn severity(self) -> Severity {
         match self {
@@ -117,7 +121,9 @@ impl FindingKind {
             | FindingKind::Idle
             | FindingKind::Healthy
             | FindingKind::TensorCoresIdle => Severity::Info,
-            FindingKind::MemoryPressure | FindingKind::Throttled => Severity::High,
+            FindingKind::MemoryPressure | FindingKind::Throttled | FindingKind::GpuFault => {
+                Severity::High
+            }
             _ => Severity::Warn,
         }
     }

@@ -15,6 +15,8 @@ use crate::output::web_config::WebSecurity;
 pub struct ServeOptions {
     /// The GPUs exported (by index).
     pub show: Arc<dyn Fn(u32) -> bool + Send + Sync>,
+    /// Which of dcgm-exporter's metric names are written.
+    pub names: crate::output::prometheus::DcgmNames,
     /// TLS and basic auth from the web config file (none by default).
     pub security: WebSecurity,
     pub limits: Limits,
@@ -24,6 +26,7 @@ impl Default for ServeOptions {
     fn default() -> Self {
         ServeOptions {
             show: Arc::new(|_| true),
+            names: Default::default(),
             security: WebSecurity::default(),
             limits: Limits::default(),
         }
@@ -71,7 +74,10 @@ pub async fn spawn_server_with(
     http_server::serve(
         addr,
         snapshots,
-        options.show,
+        http_server::ExportView {
+            show: options.show,
+            names: options.names,
+        },
         options.limits,
         options.security,
     )

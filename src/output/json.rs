@@ -10,6 +10,7 @@ use super::json_jobs::{job_doc, mig_doc, JobDoc, MigDoc};
 use crate::clock::rfc3339;
 use crate::engine::{GpuSnapshot, Snapshot};
 use crate::model::{throttle, Finding, GpuProcess, GpuStatus, UnixTime, Watch};
+use crate::output::health_doc::{health_doc, throttle_held_doc, HealthDoc};
 
 /// Bumped whenever a field changes meaning or is removed (adding fields keeps the version).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -103,6 +104,11 @@ pub struct GpuDoc<'a> {
     /// The GPU's energy counter, joules (only differences mean anything).
     pub energy_joules: Option<f64>,
     pub throttle: Option<ThrottleDoc>,
+    /// Share of the newest tick each clock event reason held the clocks, from the driver's
+    /// counters (by reason; empty where the driver keeps none).
+    pub throttle_held: std::collections::BTreeMap<&'static str, f32>,
+    /// Faults, memory and link errors (null where nothing about them is known).
+    pub health: Option<HealthDoc<'a>>,
     /// The detector's verdict (`healthy`, `idle`, `input_starvation`, ...).
     pub verdict: &'static str,
     pub findings: Vec<&'a Finding>,
@@ -204,6 +210,8 @@ pub fn gpu_doc(g: &GpuSnapshot, now: UnixTime) -> GpuDoc<'_> {
             bits,
             reasons: throttle::words(bits),
         }),
+        throttle_held: throttle_held_doc(&m.throttle_held),
+        health: health_doc(g),
         verdict: g.verdict.as_str(),
         findings: g.findings.iter().collect(),
         watch: g.watch,

@@ -3,6 +3,7 @@
 //! itself, and none decides what a command does (the command layer above does).
 
 pub mod exporter;
+pub mod health_doc;
 pub mod http_server;
 pub mod json;
 pub mod json_jobs;

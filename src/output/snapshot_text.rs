@@ -51,6 +51,9 @@ fn gpu_block(out: &mut String, g: &GpuSnapshot, now: f64) {
         }
     );
     readings(out, g, &m);
+    if let Some(line) = g.health_line() {
+        let _ = writeln!(out, "  health    {line}");
+    }
     for f in &g.findings {
         let job = f
             .evidence

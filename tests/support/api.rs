@@ -25,7 +25,7 @@ pub use gpulse::detector::{DetectorConfig, FindingEvent};
 pub use gpulse::engine::{Engine, EngineConfig, Snapshot};
 pub use gpulse::fleet::api::{parse_answer, Answer, ApiError, ResultType, Series};
 pub use gpulse::fleet::build::build;
-pub use gpulse::fleet::http_client::{HttpError, MAX_BODY};
+pub use gpulse::fleet::http_client::{encode_query_value, HttpError, MAX_BODY};
 pub use gpulse::fleet::http_options::{Auth, ClientOptions};
 pub use gpulse::fleet::jobs::{self as fleet_jobs, JobAnswers};
 pub use gpulse::fleet::json::to_json as fleet_to_json;
@@ -45,12 +45,14 @@ pub use gpulse::host::{
 };
 pub use gpulse::ledger::Prices;
 pub use gpulse::model::{
-    throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuProcess, GpuReading, GpuStatus,
-    HostDetail, HostProcess, HostReading, Job, JobKind, Metrics, MigReading, Runtime, Sample,
-    Severity, SystemInfo, UtilSampling, UtilWindow, Vendor,
+    throttle, DeviceInfo, Evidence, Finding, FindingKind, GpuHealth, GpuProcess, GpuReading,
+    GpuStatus, HostDetail, HostProcess, HostReading, Job, JobKind, Metrics, MigReading, Runtime,
+    Sample, Severity, SystemInfo, ThrottleReason, UtilSampling, UtilWindow, Vendor, XidWatch,
 };
 pub use gpulse::output::exporter::spawn_server;
-pub use gpulse::output::prometheus::metric_names;
+pub use gpulse::output::json::snapshot_doc;
+pub use gpulse::output::prometheus::{metric_names, render_named, DcgmNames};
+pub use gpulse::output::snapshot_text::render as snapshot_text;
 pub use gpulse::pipeline::playback::{start as start_replay, ReplayCommand};
 pub use gpulse::pipeline::Live;
 pub use gpulse::recording::{Recorder, RecordingReader};

@@ -10,13 +10,17 @@ use nvml_wrapper::{Device, Nvml};
 
 use super::calls::{Call, Unsupported};
 use super::errors::{classify, Failure};
+use super::health::{HealthReader, XidWatchCell};
 use super::merge::{BufferCadence, SampleBufferMerger};
 use super::mig::MigReader;
 use super::pcie::PcieReader;
 use super::processes::{merge_processes, newest_per_process, ProcessUtil};
 use super::values::{pstate_number, sample_value};
+use super::xid_events::{XidFeed, XidQueue};
 use crate::backend::{CallCost, DeviceError, DeviceSampler};
-use crate::model::{DeviceInfo, GpuProcess, GpuReading, GpuStatus, Metrics, UnixTime, UtilWindow};
+use crate::model::{
+    DeviceInfo, GpuProcess, GpuReading, GpuStatus, Metrics, UnixTime, UtilWindow, XidEvent,
+};
 
 /// How often the slow readings are taken ([`NvmlDeviceSampler::slow_fields`]). Memory and the
 /// current utilization are read every tick; the utilization windows and the processes from the
@@ -75,12 +79,21 @@ pub struct NvmlDeviceSampler {
     energy: Option<(Instant, Option<f64>)>,
     /// What each kind of call cost, once asked to measure ([`DeviceSampler::measure_calls`]).
     costs: Option<[CallCost; Call::ALL.len()]>,
+    /// Health counters and the clock event counters.
+    health: HealthReader,
+    /// This GPU's XID queue, and the feed that keeps the XID thread running.
+    xids: Option<(XidQueue, std::sync::Arc<XidFeed>)>,
     /// The GPU's MIG instances, when it is in MIG mode.
     mig: Option<MigReader>,
 }
 
 impl NvmlDeviceSampler {
-    pub fn new(nvml: &'static Nvml, device: Device<'static>, info: DeviceInfo) -> Self {
+    pub fn new(
+        nvml: &'static Nvml,
+        device: Device<'static>,
+        info: DeviceInfo,
+        xids: Option<((XidQueue, XidWatchCell), std::sync::Arc<XidFeed>)>,
+    ) -> Self {
         let mut unsupported = Unsupported::default();
         if info.has_fan != Some(true) {
             unsupported.add(Call::Fan);
@@ -96,9 +109,12 @@ impl NvmlDeviceSampler {
                 .ok()
                 .and_then(|d| PcieReader::start(info.index, d))
         };
+        let watch = xids.as_ref().map(|x| x.0 .1.clone()).unwrap_or_default();
         NvmlDeviceSampler {
             mig: MigReader::open(nvml, info.index, info.gpm_supported),
             nvml,
+            health: HealthReader::new(nvml, &device, watch),
+            xids: xids.map(|((queue, _), feed)| (queue, feed)),
             device,
             info,
             unsupported,
@@ -338,21 +354,7 @@ impl NvmlDeviceSampler {
             self.slow = Some((Instant::now(), slow));
         }
         if let Some((_, slow)) = &self.slow {
-            m.power_w = slow.power_w;
-            m.temp_c = slow.temp_c;
-            m.sm_clock_mhz = slow.sm_clock_mhz;
-            m.mem_clock_mhz = slow.mem_clock_mhz;
-            m.fan_pct = slow.fan_pct;
-            m.pstate = slow.pstate;
-            m.pcie_gen = slow.pcie_gen;
-            m.pcie_width = slow.pcie_width;
-            m.throttle = slow.throttle;
-            m.sm_active = slow.sm_active;
-            m.sm_occupancy = slow.sm_occupancy;
-            m.tensor_active = slow.tensor_active;
-            m.dram_active = slow.dram_active;
-            m.pcie_rx_bytes_per_s = slow.pcie_rx_bytes_per_s;
-            m.pcie_tx_bytes_per_s = slow.pcie_tx_bytes_per_s;
+            super::values::carry_slow(m, slow);
         }
         Ok(())
     }
@@ -421,6 +423,8 @@ impl DeviceSampler for NvmlDeviceSampler {
         let util_windows = self.utilization(now, &mut m)?;
         self.carry_slow_fields(&mut m)?;
         m.energy_j = self.energy()?;
+        let (held, health) = self.health.tick(&self.device, now)?;
+        m.throttle_held = held;
         let mut processes = self.processes()?;
         let mig = self.mig.as_mut().map(|r| r.read(&mut processes));
 
@@ -430,7 +434,16 @@ impl DeviceSampler for NvmlDeviceSampler {
             metrics: m,
             util_windows,
             processes,
+            health,
             mig: mig.unwrap_or_default(),
+            ..Default::default()
         })
+    }
+
+    fn take_events(&mut self) -> Vec<XidEvent> {
+        self.xids
+            .as_ref()
+            .and_then(|(q, _)| q.lock().ok().map(|mut q| std::mem::take(&mut *q)))
+            .unwrap_or_default()
     }
 }

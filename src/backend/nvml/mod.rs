@@ -5,18 +5,23 @@
 //! utilization; the driver's utilization sample buffer (every 200 ms window, once) every 2 s; the
 //! processes every second and their utilization every 5 s; power, clocks, link, throttle reasons
 //! and GPM metrics (Hopper and newer) every second. Where GPM is absent, PCIe throughput (each call
-//! blocks ~20 ms) is read on its own thread once a second. See `docs/NVML.md` for every call, its
-//! cadence and its cost.
+//! blocks ~20 ms) is read on its own thread once a second. The clock event counters are read every
+//! second and the health counters (ECC, remapped rows, PCIe replays, NVLink) every 5 s
+//! ([`health`]); XID events arrive on a thread of their own ([`xid_events`]). See `docs/NVML.md`
+//! for every call, its cadence and its cost.
 
 mod calls;
 mod device;
 pub use device::GPM_METRICS;
 pub mod errors;
+pub mod fields;
+pub mod health;
 pub mod merge;
 mod mig;
 mod pcie;
 mod processes;
 mod values;
+pub mod xid_events;
 
 use std::sync::OnceLock;
 
@@ -72,14 +77,28 @@ impl NvmlBackend {
             return Err(NvmlOpenError::NoDevices);
         }
         let mut infos = Vec::new();
-        let mut devices: Vec<Box<dyn DeviceSampler>> = Vec::new();
+        let mut handles = Vec::new();
         for index in 0..count {
             let device = nvml
                 .device_by_index(index)
                 .map_err(|e| open_error("device_by_index", e))?;
-            let info = device_info_of(index, &device);
-            infos.push(info.clone());
-            devices.push(Box::new(NvmlDeviceSampler::new(nvml, device, info)));
+            infos.push(device_info_of(index, &device));
+            handles.push((index, device));
+        }
+        let watched = handles
+            .iter()
+            .filter_map(|(i, _)| nvml.device_by_index(*i).ok().map(|d| (*i, d)))
+            .collect();
+        let feed = xid_events::start(nvml, watched);
+        let mut devices: Vec<Box<dyn DeviceSampler>> = Vec::new();
+        for (pos, ((_, device), info)) in handles.into_iter().zip(&infos).enumerate() {
+            let xids = feed.gpus.get(pos).cloned().map(|g| (g, feed.clone()));
+            devices.push(Box::new(NvmlDeviceSampler::new(
+                nvml,
+                device,
+                info.clone(),
+                xids,
+            )));
         }
         let system = SystemInfo {
             hostname: super::hostname(),

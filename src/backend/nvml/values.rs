@@ -1,7 +1,28 @@
-//! NVML's enumerated values as numbers.
+//! NVML's enumerated values as numbers, and the slow readings carried between their reads.
 
 use nvml_wrapper::enum_wrappers::device::PerformanceState;
 use nvml_wrapper::enums::device::SampleValue;
+
+use crate::model::Metrics;
+
+/// The readings taken once per slow period, copied from `slow` into this tick's `m`.
+pub fn carry_slow(m: &mut Metrics, slow: &Metrics) {
+    m.power_w = slow.power_w;
+    m.temp_c = slow.temp_c;
+    m.sm_clock_mhz = slow.sm_clock_mhz;
+    m.mem_clock_mhz = slow.mem_clock_mhz;
+    m.fan_pct = slow.fan_pct;
+    m.pstate = slow.pstate;
+    m.pcie_gen = slow.pcie_gen;
+    m.pcie_width = slow.pcie_width;
+    m.throttle = slow.throttle;
+    m.sm_active = slow.sm_active;
+    m.sm_occupancy = slow.sm_occupancy;
+    m.tensor_active = slow.tensor_active;
+    m.dram_active = slow.dram_active;
+    m.pcie_rx_bytes_per_s = slow.pcie_rx_bytes_per_s;
+    m.pcie_tx_bytes_per_s = slow.pcie_tx_bytes_per_s;
+}
 
 /// A driver sample's value as a number.
 pub fn sample_value(v: &SampleValue) -> f64 {

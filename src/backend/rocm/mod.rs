@@ -346,8 +346,7 @@ impl DeviceSampler for RocmDevice {
             status: GpuStatus::Ok,
             metrics,
             util_windows,
-            processes: Vec::new(),
-            mig: Vec::new(),
+            ..Default::default()
         })
     }
 }

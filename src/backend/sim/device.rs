@@ -1,5 +1,6 @@
 //! One simulated GPU: its job, the driver's windows over it, and every reading derived.
 
+use super::faults::SimFaults;
 use super::job::Job;
 use super::mig::MigSim;
 use super::{
@@ -29,6 +30,8 @@ pub struct SimDevice {
     /// The processes as last read and the second they were read in: like the NVML backend,
     /// the list is read once per [`PROCESS_PERIOD_S`] and carried between.
     processes: Option<(i64, Vec<GpuProcess>)>,
+    /// The sick hardware of the `faulty` scenario.
+    faults: Option<SimFaults>,
     /// Whose jobs run here, under the `shared` scenario.
     shared: bool,
     /// The GPU's MIG instances, when it is in MIG mode.
@@ -60,6 +63,8 @@ impl SimDevice {
             energy_j: 0.0,
             pid,
             processes: None,
+            faults: (config.scenario == Scenario::Faulty)
+                .then(|| SimFaults::new(index, config.seed, start)),
         }
     }
 
@@ -136,14 +141,18 @@ impl SimDevice {
         }
         let processes = self.carried_processes(rel, processes);
         self.job.trim(rel - 5.0);
-        GpuReading {
+        let mut reading = GpuReading {
             index: self.index,
             status: GpuStatus::Ok,
             metrics: self.metrics(util_gpu, &act, power, mem_used),
             util_windows: windows,
             processes,
-            mig: Vec::new(),
+            ..Default::default()
+        };
+        if let Some(f) = self.faults.as_mut() {
+            f.apply(now, &mut reading);
         }
+        reading
     }
 
     /// A reading in MIG mode: no utilization, GPM per instance, each process in its instance.
@@ -181,6 +190,7 @@ impl SimDevice {
             util_windows: Vec::new(),
             processes,
             mig: tick.mig,
+            ..Default::default()
         }
     }
 
@@ -363,6 +373,7 @@ impl SimDevice {
             tensor_active: Some((sm_active * tensor_share * 1000.0).round() / 10.0),
             dram_active: Some((recent * 350.0).round() / 10.0),
             throttle: Some(bits),
+            throttle_held: Default::default(),
         }
     }
 }

@@ -114,7 +114,9 @@ impl Job {
                     self.push(0.09995, 0.0, 0.0, 0.0, 0.0);
                     self.push(0.00005, 1.0, 0.05, 0.0, 0.0);
                 }
-                Scenario::Mixed | Scenario::Shared => self.kind = Scenario::Healthy,
+                Scenario::Mixed | Scenario::Faulty | Scenario::Shared => {
+                    self.kind = Scenario::Healthy
+                }
             }
         }
     }

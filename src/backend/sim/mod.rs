@@ -8,6 +8,7 @@
 //! each batch. Everything is a deterministic function of the seed and the time since start.
 
 mod device;
+mod faults;
 mod job;
 mod mig;
 mod rng;
@@ -15,6 +16,7 @@ mod scenario;
 pub mod shared;
 
 pub use device::{SimDevice, PROCESS_PERIOD_S};
+pub use faults::{Ailment, HEALTH_PERIOD_S, OFF_BUS_AT_S, REMAP_XID_AT_S};
 pub use rng::Rng;
 pub use scenario::Scenario;
 

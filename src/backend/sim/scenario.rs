@@ -28,6 +28,10 @@ pub enum Scenario {
     Shared,
     /// No process on any GPU.
     Idle,
+    /// Healthy training on sick hardware: a GPU falls off the bus (XID 79), one waits for a
+    /// memory row remap with corrected ECC errors rising, one runs under HW slowdown, and two
+    /// exchange NVLink traffic.
+    Faulty,
 }
 
 impl Scenario {
@@ -42,6 +46,7 @@ impl Scenario {
             Scenario::Mixed => "mixed",
             Scenario::Shared => "shared",
             Scenario::Idle => "idle",
+            Scenario::Faulty => "faulty",
         }
     }
 
@@ -59,6 +64,8 @@ impl Scenario {
         ];
         match self {
             Scenario::Mixed => MIX[index as usize % MIX.len()],
+            // The hardware is what fails: every job trains healthily.
+            Scenario::Faulty => Scenario::Healthy,
             Scenario::Shared => super::shared::job_kind(index),
             other => other,
         }

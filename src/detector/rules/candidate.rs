@@ -1,7 +1,7 @@
 //! What a rule proposes: a candidate finding with its evidence, the numbers of its one-line
 //! summary, and the classic fix for each kind.
 
-use crate::model::{throttle, Evidence, FindingKind, Severity, UnixTime};
+use crate::model::{Evidence, FindingKind, Severity, UnixTime};
 
 /// A finding one evaluation supports; the hysteresis decides whether it is raised.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,10 +104,6 @@ pub enum Summary {
     MemoryPressure {
         share: f64,
     },
-    Throttled {
-        bits: u64,
-        share: f64,
-    },
     PcieDegraded {
         link: (u32, u32),
         max: (u32, u32),
@@ -125,6 +121,10 @@ pub enum Summary {
         tensor: f64,
         dram: f64,
     },
+    /// The share of busy time each clock event reason held the clocks.
+    ThrottledTime(super::ThrottleShares),
+    /// The worst fault, in words ([`super::fault`]).
+    GpuFault(String),
 }
 
 fn pct(x: f64) -> String {
@@ -161,6 +161,8 @@ impl Summary {
                 pct(lost)
             ),
             Summary::InputStarvation { .. } => self.starvation_text(),
+            Summary::ThrottledTime(ref shares) => shares.text(),
+            Summary::GpuFault(ref text) => text.clone(),
             Summary::ErraticStalls {
                 stalls,
                 span_s,
@@ -249,11 +251,6 @@ impl Summary {
             Summary::MemoryPressure { share } => {
                 format!("memory {} full and still rising", pct(share))
             }
-            Summary::Throttled { bits, share } => format!(
-                "{} while busy ({} of busy time)",
-                throttle::words(bits & throttle::SERIOUS).join(", "),
-                pct(share)
-            ),
             Summary::PcieDegraded {
                 link: (g, w),
                 max: (gm, wm),
@@ -298,6 +295,7 @@ pub fn advice(kind: FindingKind) -> &'static str {
         FindingKind::SingleGpuBusy => "one GPU works while others hold memory and wait: DataParallel → DistributedDataParallel, check device placement",
         FindingKind::Imbalance => "GPUs of one job differ in load: a straggler rank, uneven data sharding, or one GPU doing extra work (logging, eval)",
         FindingKind::TensorCoresIdle => TENSOR_CORES_ADVICE,
+        FindingKind::GpuFault => "the GPU reported a fault: do what its fix says (fix the application, reset the GPU, drain the node, or RMA the GPU)",
         FindingKind::Idle | FindingKind::Healthy | FindingKind::Pending | FindingKind::Stalling => "",
     }
 }

@@ -1,35 +1,9 @@
-//! The hardware holding the GPU back: clock events (throttling) and a PCIe link trained below
-//! its maximum, judged on busy ticks only.
+//! The hardware holding the GPU back: a PCIe link trained below its maximum, judged on busy
+//! ticks only (clock events: [`super::throttle`]).
 
 use super::candidate::{Candidate, Summary};
 use super::Evaluation;
-use crate::model::{throttle, FindingKind, Severity};
-
-/// Throttled: a serious clock-event reason (HW slowdown, thermal, power brake; never the power
-/// cap alone) on at least `throttled_share` of `min_busy_ticks` or more busy ticks.
-pub fn throttled(e: &Evaluation) -> Option<Candidate> {
-    let (cfg, s) = (e.cfg, e.s);
-    if s.busy_ticks < cfg.min_busy_ticks
-        || (s.throttled_ticks as f64) < cfg.throttled_share * s.busy_ticks as f64
-    {
-        return None;
-    }
-    let mut c = Candidate::of_signals(
-        FindingKind::Throttled,
-        Severity::High,
-        e.recent_start(),
-        &[("throttle_bits", s.throttle_bits as f64)],
-        Summary::Throttled {
-            bits: s.throttle_bits,
-            share: s.throttled_ticks as f64 / s.busy_ticks as f64,
-        },
-    );
-    c.evidence.notes = throttle::words(s.throttle_bits & throttle::SERIOUS)
-        .into_iter()
-        .map(String::from)
-        .collect();
-    Some(c)
-}
+use crate::model::{FindingKind, Severity};
 
 /// PCIe degraded: the link below the device's maximum generation or width on at least
 /// `degraded_share` of `min_busy_ticks` or more busy ticks.

@@ -3,19 +3,32 @@
 
 mod candidate;
 mod cross_gpu;
+mod fault;
 mod hardware;
 mod memory;
 mod precision;
 mod stalls;
+mod throttle;
 mod utilization;
 
 pub use candidate::{advice, Candidate, Summary};
 pub use cross_gpu::{cross_gpu, GpuLoad};
+pub use throttle::{held_over, ThrottleShares};
 
+use super::health_track::HealthTrack;
 use super::signal::Analysis;
 use super::ticks::TickSummary;
 use super::DetectorConfig;
 use crate::model::{DeviceInfo, FindingKind, UnixTime};
+
+/// What the rules judge of a GPU's health: its faults and counters, and the share of busy time
+/// each clock event reason held the clocks over the rules window.
+pub struct HealthView<'a> {
+    pub track: &'a HealthTrack,
+    /// Where the current job's readings begin (an application's XID belongs to its job).
+    pub job_from: Option<UnixTime>,
+    pub throttle: ThrottleShares,
+}
 
 /// What the rules judge one GPU on at one evaluation.
 pub struct Evaluation<'a> {
@@ -26,6 +39,7 @@ pub struct Evaluation<'a> {
     pub now: UnixTime,
     /// Erratic stalls or input starvation is raised on this GPU.
     pub stalls_named: bool,
+    pub health: HealthView<'a>,
 }
 
 impl Evaluation<'_> {
@@ -64,8 +78,9 @@ pub fn per_gpu(e: &Evaluation) -> Vec<Candidate> {
     out.extend(utilization::busy_but_idle(e));
     out.extend(memory_idle);
     out.extend(memory::memory_pressure(e));
-    out.extend(hardware::throttled(e));
+    out.extend(throttle::throttled(e));
     out.extend(hardware::pcie_degraded(e));
     out.extend(precision::tensor_cores_idle(e));
+    out.extend(fault::gpu_fault(e));
     out
 }

@@ -62,6 +62,11 @@ mod tests {
             s: &s,
             now: 100.0,
             stalls_named: false,
+            health: crate::detector::rules::HealthView {
+                track: &Default::default(),
+                job_from: None,
+                throttle: Default::default(),
+            },
         })
     }
 

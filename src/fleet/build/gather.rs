@@ -10,7 +10,7 @@ use super::{rank_of, MIB};
 use crate::fleet::api::Series;
 use crate::fleet::dcgm;
 use crate::fleet::model::{FleetFinding, FleetGpu, Source};
-use crate::fleet::queries::{Grid, Query, QueryResults, COUNT_WINDOW_S};
+use crate::fleet::queries::{util_percent, Grid, Query, QueryResults, COUNT_WINDOW_S};
 
 /// The GPUs of one round of answers and what the answers say of each, indexed alike.
 pub(super) struct Gathered<'a> {
@@ -42,6 +42,7 @@ impl<'a> Gathered<'a> {
             Query::RawUtil,
             Query::Verdict,
             Query::Findings,
+            Query::Health,
         ] {
             let gpulse = matches!(q, Query::Verdict | Query::Findings);
             for s in results.series(q) {
@@ -111,7 +112,7 @@ impl<'a> Gathered<'a> {
         {
             if let Some(i) = self.find(s) {
                 let g = &mut self.gpus[i];
-                g.raw_util = s.points.clone();
+                g.raw_util = util_percent(s);
                 if let Some(iv) = dcgm::median_interval(&s.points) {
                     g.scrape_interval_seconds = Some(iv);
                 }
@@ -124,6 +125,21 @@ impl<'a> Gathered<'a> {
         for s in results.series(Query::MemoryFree) {
             if let (Some(i), Some(v)) = (self.find(s), s.last_value().filter(|v| v.is_finite())) {
                 self.free[i] = Some(v * MIB);
+            }
+        }
+    }
+
+    /// The health series (the last XID, uncorrectable errors, row remaps), and what they say in
+    /// words.
+    pub(super) fn read_health(&mut self, results: &QueryResults) {
+        for s in results.series(Query::Health) {
+            if let Some(i) = self.find(s) {
+                self.gpus[i].health.get_or_insert_default().take(s);
+            }
+        }
+        for g in &mut self.gpus {
+            if let Some(h) = g.health {
+                g.notes.extend(h.notes());
             }
         }
     }
@@ -222,6 +238,7 @@ fn new_gpu((instance, gpu): (&str, &str), grid: Grid) -> FleetGpu {
         scrape_interval_seconds: None,
         last_sample_age_seconds: None,
         notes: Vec::new(),
+        health: None,
         ledger: None,
         jobs_lost: Vec::new(),
         util: grid.trace(),

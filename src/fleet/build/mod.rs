@@ -34,6 +34,7 @@ pub fn build(
     gathered.fill_traces(results);
     gathered.read_timing(results);
     gathered.read_memory_free(results);
+    gathered.read_health(results);
     gathered.read_verdicts(results);
     gathered.read_findings(results);
     gathered.read_evidence(results);

@@ -63,10 +63,17 @@ impl Default for Limits {
 
 type Show = Arc<dyn Fn(u32) -> bool + Send + Sync>;
 
+/// What the exposition holds: the GPUs shown, and under which of dcgm-exporter's names.
+#[derive(Clone)]
+pub struct ExportView {
+    pub show: Show,
+    pub names: prometheus::DcgmNames,
+}
+
 /// Renders the exposition at most once per snapshot.
 pub struct Exposition {
     snapshots: watch::Receiver<Arc<Snapshot>>,
-    show: Show,
+    view: ExportView,
     cache: Mutex<Option<(u64, Arc<String>)>>,
 }
 
@@ -79,11 +86,15 @@ impl Exposition {
                     return text.clone();
                 }
             }
-            let text = Arc::new(prometheus::render(&snap, &*self.show));
+            let text = Arc::new(self.render(&snap));
             *cache = Some((snap.seq, text.clone()));
             return text;
         }
-        Arc::new(prometheus::render(&snap, &*self.show))
+        Arc::new(self.render(&snap))
+    }
+
+    fn render(&self, snap: &Snapshot) -> String {
+        prometheus::render_named(snap, &*self.view.show, self.view.names)
     }
 }
 
@@ -110,7 +121,7 @@ pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 pub async fn serve(
     addr: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
-    show: Show,
+    view: ExportView,
     limits: Limits,
     security: WebSecurity,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
@@ -119,7 +130,7 @@ pub async fn serve(
     let shared = Arc::new(Shared {
         expo: Exposition {
             snapshots,
-            show,
+            view,
             cache: Mutex::new(None),
         },
         limits,

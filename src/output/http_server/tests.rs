@@ -41,7 +41,10 @@ fn start(limits: Limits, security: WebSecurity) -> (SocketAddr, tokio::runtime::
         .block_on(serve(
             addr,
             snapshots(),
-            Arc::new(|_| true),
+            ExportView {
+                show: Arc::new(|_| true),
+                names: Default::default(),
+            },
             limits,
             security,
         ))

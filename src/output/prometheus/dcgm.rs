@@ -59,6 +59,11 @@ pub(super) const DEVICE_METRICS: &[DeviceMetric] = &[
         read: |m| m.power_limit_w,
     },
     DeviceMetric {
+        name: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        help: "Total energy consumption since the driver loaded (in mJ).",
+        read: |m| m.energy_j.map(|j| (j * 1000.0).round()),
+    },
+    DeviceMetric {
         name: "DCGM_FI_DEV_GPU_TEMP",
         help: "GPU temperature (in C).",
         read: |m| m.temp_c,

@@ -12,9 +12,14 @@ use crate::engine::{GpuSnapshot, Snapshot};
 use crate::model::{Evidence, FindingKind, GpuStatus};
 
 mod dcgm;
+mod dcgm_current;
+mod health;
 mod jobs;
+mod naming;
 
 use dcgm::DEVICE_METRICS;
+use dcgm_current::DEVICE_METRICS_CURRENT;
+pub use naming::DcgmNames;
 
 /// The exposition's content type.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -39,14 +44,19 @@ pub const GPULSE_METRICS: &[&str] = &[
     "gpulse_last_sample_timestamp_seconds",
 ];
 
-/// Every metric name the exporter can write.
+/// Every metric name the exporter can write, under either naming.
 pub fn metric_names() -> Vec<&'static str> {
-    DEVICE_METRICS
+    let mut names: Vec<&'static str> = DEVICE_METRICS
         .iter()
+        .chain(DEVICE_METRICS_CURRENT)
         .map(|m| m.name)
+        .chain(health::health_metric_names())
         .chain(GPULSE_METRICS.iter().copied())
         .chain(super::prometheus_ledger::LEDGER_METRICS.iter().copied())
-        .collect()
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(*n));
+    names
 }
 
 /// Escape a label value (backslash, double quote, newline).
@@ -123,8 +133,14 @@ fn evidence_gauge(
     }
 }
 
-/// The exposition of one snapshot, keeping only the GPUs `show` accepts.
+/// The exposition of one snapshot under dcgm-exporter's legacy names, keeping only the GPUs
+/// `show` accepts.
 pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
+    render_named(s, show, DcgmNames::Legacy)
+}
+
+/// The exposition of one snapshot under `names`, keeping only the GPUs `show` accepts.
+pub fn render_named(s: &Snapshot, show: &dyn Fn(u32) -> bool, names: DcgmNames) -> String {
     let mut out = String::with_capacity(8 * 1024);
     let host = s.system.hostname.as_str();
     let gpus: Vec<(&GpuSnapshot, String)> = s
@@ -133,7 +149,8 @@ pub fn render(s: &Snapshot, show: &dyn Fn(u32) -> bool) -> String {
         .filter(|g| show(g.info.index))
         .map(|g| (g, gpu_labels(g, host)))
         .collect();
-    device_gauges(&mut out, &gpus);
+    device_gauges(&mut out, &gpus, names);
+    health::render(&mut out, &gpus, names);
     gpu_up(&mut out, &gpus);
     verdicts(&mut out, &gpus);
     jobs::mig_verdicts(&mut out, &gpus);
@@ -168,8 +185,12 @@ fn answered(g: &GpuSnapshot) -> bool {
 /// One gauge per device metric, a value per answering GPU that reported it (once per job on it,
 /// and one per MIG instance: see [`jobs`]); a metric no GPU reported is left out entirely,
 /// header included.
-fn device_gauges(out: &mut String, gpus: &[(&GpuSnapshot, String)]) {
-    for m in DEVICE_METRICS {
+fn device_gauges(out: &mut String, gpus: &[(&GpuSnapshot, String)], names: DcgmNames) {
+    let table = match names {
+        DcgmNames::Legacy => DEVICE_METRICS,
+        DcgmNames::Current => DEVICE_METRICS_CURRENT,
+    };
+    for m in table {
         let mut values: Vec<(String, f64)> = gpus
             .iter()
             .filter(|(g, _)| answered(g))

@@ -1,8 +1,10 @@
-//! One compact row per GPU: name, utilization sparkline and its 2 s mean, memory, power,
-//! temperature, and its verdict in the style of its severity (with the share of time lost where
-//! there is room). A GPU in MIG mode has a row per instance under it: its IDs and profile, the
-//! job in it, its SM activity (GPM: no utilization is reported per instance), memory and
-//! verdict (`no signal` without GPM).
+//! One compact row per GPU: a health mark beside its index (`✗` a fault: an XID, uncorrectable
+//! errors, a failed remap; `!` a health warning: a remap waiting for a reset, corrected errors
+//! rising), name, utilization sparkline and its 2 s mean, memory, power, temperature, and its
+//! verdict in the style of its severity (with the share of time lost where there is room). A GPU
+//! in MIG mode has a row per instance under it: its IDs and profile, the job in it, its SM
+//! activity (GPM: no utilization is reported per instance), memory and verdict (`no signal`
+//! without GPM).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -10,7 +12,7 @@ use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Widget};
 
-use crate::engine::{GpuSnapshot, MigSnapshot, Snapshot};
+use crate::engine::{GpuSnapshot, HealthState, MigSnapshot, Snapshot};
 use crate::tui::diagnosis;
 use crate::tui::format;
 use crate::tui::theme::{ChartMetric, Theme};
@@ -121,8 +123,9 @@ impl GpuList<'_> {
         let m = &g.current;
         let name_w = cols.name_w;
         let prefix = format!(
-            "{} {:>2} {:<name_w$} ",
+            "{}{}{:>2} {:<name_w$} ",
             if selected { "▶" } else { " " },
+            health_mark(g).0,
             g.info.index,
             format::truncate(short_name(&g.info.name), name_w)
         );
@@ -247,6 +250,7 @@ impl GpuList<'_> {
             }
         };
         put(buf, &mut x, &prefix, t.text());
+        self.draw_mark(g, row, base, buf);
         if spark_w >= 4 {
             let span = TimeSpan {
                 end: self.snapshot.t,
@@ -279,6 +283,30 @@ impl GpuList<'_> {
         put(buf, &mut x, &power, t.text());
         put(buf, &mut x, &temp, t.text());
         put(buf, &mut x, &verdict, verdict_style);
+    }
+}
+
+impl GpuList<'_> {
+    /// The health mark of a sick GPU, in the style of its health, over the prefix's blank.
+    fn draw_mark(&self, g: &GpuSnapshot, row: Rect, base: Style, buf: &mut Buffer) {
+        let (mark, sick) = health_mark(g);
+        let Some(state) = sick.filter(|_| row.width > 2) else {
+            return;
+        };
+        let style = match state {
+            HealthState::Fault => self.theme.bad(),
+            _ => self.theme.warn(),
+        };
+        buf.set_string(row.x + 1, row.y, mark.to_string(), base.patch(style));
+    }
+}
+
+/// The mark beside a GPU's index, and the health it stands for when it is not a blank.
+fn health_mark(g: &GpuSnapshot) -> (char, Option<HealthState>) {
+    match g.health_state() {
+        HealthState::Fault => ('✗', Some(HealthState::Fault)),
+        HealthState::Warn => ('!', Some(HealthState::Warn)),
+        _ => (' ', None),
     }
 }
 

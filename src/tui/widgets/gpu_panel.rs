@@ -7,8 +7,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
-use crate::engine::GpuSnapshot;
-use crate::model::{throttle, Metrics};
+use crate::engine::{GpuSnapshot, HealthState};
+use crate::model::{throttle, Metrics, ThrottleReason};
 use crate::tui::canvas::{self, key_of, Canvas};
 use crate::tui::diagnosis;
 use crate::tui::format::{self, ABSENT};
@@ -126,6 +126,51 @@ impl GpuPanel<'_> {
         ]
     }
 
+    /// The health, first in the column so it shows on the smallest screen: its state, then one
+    /// line per part (XIDs, ECC, remaps, PCIe, NVLink), each cut to `width`; and the time the
+    /// serious clock event reasons held the clocks at the newest read. Nothing where the source
+    /// reads neither.
+    fn health_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let t = self.theme;
+        let g = self.gpu;
+        let mut lines = Vec::new();
+        let held: Vec<String> = ThrottleReason::ALL
+            .into_iter()
+            .filter(|r| r.serious())
+            .filter_map(|r| {
+                let s = g.current.throttle_held.get(r).filter(|s| *s > 0.0)?;
+                Some(format!("{} {:.0}%", r.words(), s * 100.0))
+            })
+            .collect();
+        let rest = width.saturating_sub(10);
+        if let Some(parts) = g.health_parts() {
+            let state = g.health_state();
+            let style = match state {
+                HealthState::Fault => t.bad(),
+                HealthState::Warn => t.warn(),
+                _ => t.ok(),
+            };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<10}", "health"), t.dim()),
+                Span::styled(format::truncate(state.as_str(), rest), style),
+            ]));
+            // A mark, not spaces, before each part: the wrapping paragraph trims leading spaces.
+            for p in parts {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{:<10}", "·"), t.dim()),
+                    Span::raw(format::truncate(&p, rest)),
+                ]));
+            }
+        }
+        if !held.is_empty() {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<10}", "held"), t.dim()),
+                Span::styled(format::truncate(&held.join(", "), rest), t.bad()),
+            ]));
+        }
+        lines
+    }
+
     /// Without the details: the temperature and the throttle reasons, for the bottom border
     /// (the "idle" clock reason left out: it says there is no work, not that the GPU is slowed).
     fn compact_readings(&self) -> Line<'static> {
@@ -194,6 +239,7 @@ impl GpuPanel<'_> {
         if let Some(w) = live.words() {
             lines.push(Line::styled(w, status_style));
         }
+        lines.extend(self.health_lines(usize::from(stats_w.saturating_sub(1))));
         lines.extend(self.stats_lines());
         let stats = Rect::new(
             charts.right() + 1,
